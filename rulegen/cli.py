@@ -1,0 +1,359 @@
+"""The command line: a thin click layer over the library.
+
+Every user mistake is one line on stderr and exit code 2; a bug is exit code 1
+(set RULEGEN_DEBUG=1 for its traceback). Outputs are written atomically.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+import os
+import sys
+import time
+from pathlib import Path
+
+import click
+import numpy as np
+
+from rulegen import __version__
+from rulegen.errors import RulegenError
+
+EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def _targets():
+    from rulegen.codegen.registry import TARGETS
+
+    return TARGETS
+
+
+def _learners():
+    from rulegen.learn import LEARNERS
+
+    return LEARNERS
+
+
+def _say(msg: str) -> None:
+    click.echo(msg, err=True)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="rulegen")
+def cli():
+    """rulegen: compile decision trees to exact, dependency-free Python, C and SQL.
+
+    \b
+    Typical use:
+      rulegen fit data.csv --target species -o model.json
+      rulegen compile model.json --target c -o build/
+      rulegen predict model.json data.csv -o predictions.csv
+
+    Exit codes: 0 success, 2 bad input or usage, 1 internal error.
+    """
+
+
+# --- fit ------------------------------------------------------------------------------------
+
+
+def _parse_param(text: str):
+    if "=" not in text:
+        raise click.BadParameter(f"{text!r}: expected KEY=VALUE, e.g. max_depth=5",
+                                 param_hint="--param")
+    key, value = text.split("=", 1)
+    key, value = key.strip(), value.strip()
+    low = value.lower()
+    if low in ("none", "null"):
+        return key, None
+    if low in ("true", "false"):
+        return key, low == "true"
+    for conv in (int, float):
+        try:
+            return key, conv(value)
+        except ValueError:
+            pass
+    return key, value
+
+
+@cli.command()
+@click.argument("data", type=click.Path(dir_okay=False))
+@click.option("--target", "target_col", required=True, metavar="COLUMN",
+              help="The column to predict.")
+@click.option("--algorithm", default="cart", show_default=True, metavar="NAME",
+              help="Learning algorithm (see the list below).")
+@click.option("--task", type=click.Choice(["classification", "regression"]),
+              help="Default: classification for a text column or one with at most 10 "
+                   "distinct integers, regression otherwise.")
+@click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
+              help="A learner parameter, repeatable, e.g. --param max_depth=4.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Where to write the model (rulegen IR JSON).")
+def fit(data, target_col, algorithm, task, params, output):
+    """Fit a tree on a CSV file and save it as a model.
+
+    DATA is a CSV file with a header row; an empty cell is missing. Every column
+    except --target is a feature.
+
+    \b
+    Example:
+      rulegen fit examples/iris.csv --target species --param max_depth=3 -o iris.json
+
+    \b
+    Algorithms: cart (parameters as scikit-learn's DecisionTreeClassifier /
+    DecisionTreeRegressor: criterion, max_depth, min_samples_split, min_samples_leaf,
+    min_weight_fraction_leaf, max_features, max_leaf_nodes, min_impurity_decrease,
+    splitter, random_state).
+    """
+    from rulegen.data import is_numeric, numeric_column, read_csv, target_column
+    from rulegen.modelio import save_model
+
+    learners = _learners()
+    if algorithm not in learners:
+        raise click.BadParameter(_unknown(algorithm, learners), param_hint="--algorithm")
+    kwargs = dict(_parse_param(p) for p in params)
+    table = read_csv(data)
+    task, y, classes = target_column(table, target_col, task)
+    cols = [j for j, c in enumerate(table.columns) if c != target_col]
+    if not cols:
+        raise RulegenError(f"{data}: no feature columns besides the target {target_col!r}")
+    for j in cols:
+        if not is_numeric(table, j):
+            numeric_column(table, j, f"; the {algorithm} learner takes numeric features only")
+    X = np.column_stack([numeric_column(table, j) for j in cols])
+    names = [table.columns[j] for j in cols]
+    estimator = learners[algorithm](task, kwargs)
+    start = time.perf_counter()
+    if task == "classification":
+        estimator.fit(X, np.asarray(classes, dtype=object)[y], feature_names=names)
+    else:
+        estimator.fit(X, y, feature_names=names)
+    model = estimator.model_
+    from rulegen.ir.nodes import Target
+
+    model = _with_target_name(model, target_col, Target)
+    save_model(model, output)
+    _say(f"fitted {algorithm} ({task}) on {table.n_rows} rows x {len(names)} features in "
+         f"{time.perf_counter() - start:.2f}s: {_summary(model)}; wrote {output}")
+
+
+def _with_target_name(model, name, Target):
+    import dataclasses
+
+    t = model.target
+    return dataclasses.replace(model, target=Target(t.task, name, t.classes, t.n_outputs))
+
+
+def _unknown(value, choices) -> str:
+    close = difflib.get_close_matches(str(value), list(choices), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown value {value!r}{hint}; choose one of: {', '.join(sorted(choices))}"
+
+
+def _summary(model) -> str:
+    from rulegen.codegen.lower import depth
+    from rulegen.ir.nodes import Leaf
+
+    leaves = sum(isinstance(n, Leaf) for t in model.trees for n in t.nodes)
+    deepest = max(depth(t) for t in model.trees)
+    t = model.target
+    what = (f"classification ({len(t.classes)} classes)" if t.task == "classification"
+            else f"regression ({t.n_outputs} output{'s' if t.n_outputs > 1 else ''})")
+    trees = f"{len(model.trees)} tree{'s' if len(model.trees) > 1 else ''}"
+    return f"{what}, {len(model.features)} features, {trees}, {leaves} leaves, depth {deepest}"
+
+
+# --- compile ---------------------------------------------------------------------------------
+
+
+@cli.command(name="compile")
+@click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
+@click.option("--target", "target", required=True, metavar="TARGET",
+              help="python, c or sql.")
+@click.option("--dialect", default=None, metavar="DIALECT",
+              help="SQL dialect: sqlite (default), duckdb or postgres.")
+@click.option("--name", default=None, help="Name of the generated function family / module "
+              "(default: the model file's name).")
+@click.option("--table", default="data", show_default=True, help="SQL: the table to select from.")
+@click.option("--expressions-only", is_flag=True, help="SQL: emit only the named expressions.")
+@click.option("--no-comments", is_flag=True, help="Leave out provenance comments "
+              "(leaf ids, support counts).")
+@click.option("-o", "--output", default=None, type=click.Path(),
+              help="Output file (python, sql) or directory (c; a path ending in .c or .h "
+                   "names the files). Default: NAME.py / NAME.sql / the current directory.")
+def compile_(model_path, target, dialect, name, table, expressions_only, no_comments, output):
+    """Compile MODEL to standalone code with no runtime dependency.
+
+    MODEL is rulegen IR JSON (as written by `rulegen fit`).
+
+    \b
+    Examples:
+      rulegen compile iris.json --target python -o iris_model.py
+      rulegen compile iris.json --target c -o build/        # build/iris.h, build/iris.c
+      rulegen compile iris.json --target sql --dialect duckdb --table flowers -o iris.sql
+
+    \b
+    C: NAME_predict(const double *x, double *out) and NAME_predict_class(x); missing is NaN,
+       categories are codes (listed in NAME.h). Compile with any C99 compiler.
+    Python: predict(row), predict_proba(row); standard library only.
+    SQL: SELECT *, prediction, prob_<class>... FROM TABLE; NULL is missing.
+    """
+    from rulegen.codegen.literals import c_identifier
+    from rulegen.codegen.registry import generate
+    from rulegen.modelio import load_model, write_files
+
+    targets = _targets()
+    if target not in targets:
+        raise click.BadParameter(_unknown(target, targets), param_hint="--target")
+    options: dict = {"comments": not no_comments}
+    spec = targets[target]
+    if spec.dialects:
+        dialect = dialect or spec.dialects[0]
+        if dialect not in spec.dialects:
+            raise click.BadParameter(_unknown(dialect, spec.dialects), param_hint="--dialect")
+        options.update(dialect=dialect, table=table, expressions_only=expressions_only)
+    elif dialect:
+        raise click.BadParameter(f"--dialect applies to the sql target only, not {target!r}",
+                                 param_hint="--dialect")
+    model = load_model(model_path)
+    out_dir, base = _output_place(target, output, spec.default_extension)
+    name = name or base or c_identifier(Path(model_path).stem)
+    files = generate(model, target, name=name, **options)
+    if target != "c" and output and len(files) == 1:
+        dests = {Path(output): next(iter(files.values()))}
+    else:
+        dests = {out_dir / fname: text for fname, text in files.items()}
+    if target == "c" and output and not _is_c_file(output):
+        try:
+            out_dir.mkdir(exist_ok=True)
+        except OSError as e:
+            raise RulegenError(f"{out_dir}: cannot create directory: {e.strerror or e}") from None
+    write_files(dests)
+    _say(f"wrote {', '.join(str(p) for p in dests)}")
+
+
+def _is_c_file(output: str) -> bool:
+    return output.endswith((".c", ".h"))
+
+
+def _output_place(target: str, output: str | None, ext: str) -> tuple[Path, str | None]:
+    if output is None:
+        return Path("."), None
+    p = Path(output)
+    if target == "c":
+        return (p.parent, p.stem) if _is_c_file(output) else (p, None)
+    return p.parent, p.stem
+
+
+# --- predict ---------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
+@click.argument("data", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
+              help="Write predictions to this CSV file (default: standard output).")
+def predict(model_path, data, output):
+    """Predict with MODEL on a CSV file using the reference evaluator.
+
+    Writes one row per input row: `prediction`, then for classifiers one
+    `prob_<class>` column per class. These are the numbers every generated
+    target reproduces exactly.
+
+    \b
+    Example:
+      rulegen predict iris.json examples/iris.csv -o predictions.csv
+    """
+    from rulegen.data import feature_matrix, read_csv
+    from rulegen.ir import evaluate
+    from rulegen.modelio import load_model, write_files
+
+    model = load_model(model_path)
+    X = feature_matrix(model, read_csv(data))
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    t = model.target
+    if t.task == "classification":
+        proba = evaluate.predict_proba(model, X)
+        labels = np.asarray(t.classes, dtype=object)[np.argmax(proba, axis=1)]
+        w.writerow(["prediction"] + [f"prob_{c}" for c in t.classes])
+        for label, row in zip(labels, proba):
+            w.writerow([label] + [repr(float(v)) for v in row])
+    else:
+        values = evaluate.predict_value(model, X)
+        heads = ["prediction"] if values.shape[1] == 1 else [f"prediction_{k}"
+                                                              for k in range(values.shape[1])]
+        w.writerow(heads)
+        for row in values:
+            w.writerow([repr(float(v)) for v in row])
+    if output:
+        write_files({Path(output): buf.getvalue()})
+        _say(f"wrote {len(X)} predictions to {output}")
+    else:
+        click.echo(buf.getvalue(), nl=False)
+
+
+# --- check -----------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
+def check(model_path):
+    """Validate MODEL and summarise it; exit code 2 with the first problem if it is invalid.
+
+    \b
+    Example:
+      rulegen check iris.json
+    """
+    from rulegen.modelio import load_model
+
+    model = load_model(model_path)
+    click.echo(f"{model_path}: ok: {_summary(model)}")
+
+
+# --- entry point ------------------------------------------------------------------------------
+
+
+_NO_ARGS = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
+def main(argv=None) -> int:
+    prog = "rulegen"
+    try:
+        cli.main(args=argv, prog_name=prog, standalone_mode=False)
+        return EXIT_OK
+    except _NO_ARGS as e:  # bare `rulegen` or `rulegen fit`: show the help
+        click.echo(e.ctx.get_help() if e.ctx else str(e))
+        return EXIT_OK
+    except click.UsageError as e:
+        cmd = f"{prog} {e.ctx.info_name}" if e.ctx and e.ctx.info_name != prog else prog
+        _say(f"{cmd}: error: {_one_line(e.format_message())} (see '{cmd} --help')")
+        return EXIT_BAD_INPUT
+    except click.exceptions.Exit as e:
+        return e.exit_code
+    except click.Abort:
+        _say(f"{prog}: aborted")
+        return EXIT_BAD_INPUT
+    except click.ClickException as e:
+        _say(f"{prog}: error: {_one_line(e.format_message())}")
+        return EXIT_BAD_INPUT
+    except RulegenError as e:
+        _say(f"{prog}: error: {_one_line(str(e))}")
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        _say(f"{prog}: interrupted")
+        return 130
+    except Exception as e:  # a bug: say so plainly, keep the traceback for debugging
+        if os.environ.get("RULEGEN_DEBUG"):
+            raise
+        _say(f"{prog}: internal error: {type(e).__name__}: {_one_line(str(e))} "
+             "(this is a bug; rerun with RULEGEN_DEBUG=1 for the traceback and report it)")
+        return EXIT_INTERNAL
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,125 @@
+"""Lowering passes: small pure functions from the IR to what targets emit.
+
+Each pass does one thing, never recurses, and keeps the meaning of
+``docs/IR.md`` exactly; the target tests check that against the evaluator.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterator
+
+import numpy as np
+
+from rulegen.ir.nodes import Blend, Leaf, Model, Split, Tree
+
+_F32_OVERFLOW = 2.0**128  # where float32 rounding goes to infinity, seen as a float32 "value"
+
+
+def _f32_neighbours(t: float) -> tuple[float, float]:
+    """The float32 values just below and just above ``t`` (itself a float32 value);
+    beyond FLT_MAX the next value is treated as 2**128, the overflow point."""
+    with np.errstate(over="ignore"):
+        f = np.float32(t)
+        below = float(np.nextafter(f, np.float32(-np.inf)))
+        above = float(np.nextafter(f, np.float32(np.inf)))
+    if math.isinf(above) and not math.isinf(t):
+        above = _F32_OVERFLOW
+    if math.isinf(below) and not math.isinf(t):
+        below = -_F32_OVERFLOW
+    return below, above
+
+
+def _is_even_f32(v: float) -> bool:
+    """Whether ``v`` has an even float32 significand (the tie-breaking winner)."""
+    if abs(v) == _F32_OVERFLOW:
+        return True  # the overflow "value" behaves like 2**128, an even significand
+    bits = np.array([v], dtype=np.float32).view(np.uint32)[0]
+    return not (bits & 1)
+
+
+def float64_bound(op: str, threshold: float, dtype: str) -> tuple[str, float]:
+    """An (op, bound) pair with ``x op bound`` in float64 equal, for every float64 x,
+    to the IR test ``x op threshold`` compared in ``dtype`` (NaN is false in both).
+
+    float32 rounding is monotonic, so ``f32(x) < t`` holds exactly below the midpoint
+    m between t and the float32 value just below it; at m itself the tie goes to the
+    neighbour with an even significand. ``f32(x) <= t`` is ``f32(x) < next32(t)``.
+    """
+    if dtype == "float64":
+        return op, float(threshold)
+    t = float(threshold)
+    if op == "<=":
+        if t == math.inf:
+            return "<=", t  # true for every number
+        # f32(x) <= t  is  f32(x) < next32(t); next32(-inf) is -FLT_MAX
+        t = -float(np.finfo(np.float32).max) if t == -math.inf else _f32_neighbours(t)[1]
+    if t == -math.inf:
+        return "<", t  # never true
+    below = _f32_neighbours(t)[0] if t != math.inf else float(np.finfo(np.float32).max)
+    upper = _F32_OVERFLOW if t == math.inf else t
+    mid = below / 2 + upper / 2  # exact: both are float32 values, far from double limits
+    return ("<=", mid) if _is_even_f32(below) else ("<", mid)
+
+
+def has_blend(tree: Tree) -> bool:
+    return any(isinstance(n, Split) and isinstance(n.missing, Blend) for n in tree.nodes)
+
+
+def _round(v: float, dtype: str) -> float:
+    return float(np.float32(v)) if dtype == "float32" else float(v)
+
+
+def leaf_contribution(model: Model, tree: Tree, leaf: Leaf) -> tuple[float, ...]:
+    """What a leaf adds to the accumulator, with the tree weight folded in and rounded to
+    the model's dtype. Exact for trees without blends: the evaluator computes the same
+    ``weight * value`` product per row, and folding it here avoids any chance of a C
+    compiler fusing the multiply into the add."""
+    if tree.weight == 1.0:
+        return tuple(_round(v, model.dtype) for v in leaf.value)
+    return tuple(_round(tree.weight * v, model.dtype) for v in leaf.value)
+
+
+def vote_index(leaf: Leaf) -> int:
+    """The class a leaf votes for: the first largest value."""
+    return int(np.argmax(np.asarray(leaf.value)))
+
+
+def preorder(tree: Tree) -> Iterator[tuple[int, int]]:
+    """(node id, depth) in depth-first order, children left to right; no recursion."""
+    stack = [(0, 0)]
+    while stack:
+        node_id, depth = stack.pop()
+        yield node_id, depth
+        node = tree.nodes[node_id]
+        if isinstance(node, Split):
+            for child in reversed(node.children):
+                stack.append((child, depth + 1))
+
+
+def depth(tree: Tree) -> int:
+    """Number of splits on the longest root-to-leaf path."""
+    d = [0] * len(tree.nodes)
+    for node_id, node in enumerate(tree.nodes):  # children have larger ids than parents
+        if isinstance(node, Split):
+            for child in node.children:
+                d[child] = d[node_id] + 1
+    return max(d)
+
+
+def parents(tree: Tree) -> list[int]:
+    """parents[i] is the id of node i's parent (-1 for the root)."""
+    out = [-1] * len(tree.nodes)
+    for node_id, node in enumerate(tree.nodes):
+        if isinstance(node, Split):
+            for child in node.children:
+                out[child] = node_id
+    return out
+
+
+def total_weight(model: Model) -> float:
+    """Sum of tree weights in order, as the "vote" aggregation divides by it."""
+    total = 0.0
+    for tree in model.trees:
+        total = total + tree.weight
+    return total

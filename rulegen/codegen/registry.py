@@ -1,0 +1,32 @@
+"""The single table of targets: adding a target is one line here."""
+
+from __future__ import annotations
+
+from rulegen.errors import RulegenError
+from rulegen.ir.nodes import Model
+from rulegen.ir.validate import validate
+from rulegen.targets.base import Target
+from rulegen.targets.c import CTarget
+from rulegen.targets.python import PythonTarget
+from rulegen.targets.sql import SqlTarget
+
+TARGETS: dict[str, type[Target]] = {
+    "python": PythonTarget,
+    "c": CTarget,
+    "sql": SqlTarget,
+}
+
+
+def get_target(name: str) -> Target:
+    try:
+        return TARGETS[name]()
+    except KeyError:
+        raise RulegenError(
+            f"unknown target {name!r}; choose one of: {', '.join(sorted(TARGETS))}"
+        ) from None
+
+
+def generate(model: Model, target: str, *, name: str = "model", **options) -> dict[str, str]:
+    """Generate code for ``model``: {relative file name: text}."""
+    validate(model)
+    return get_target(target).generate(model, name=name, **options)

@@ -1,0 +1,176 @@
+"""CSV input: a header row, one column per feature, an empty cell is missing.
+
+A column whose non-empty cells all parse as numbers is numeric; any other
+column is categorical. Errors name the file, line and column.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from rulegen.errors import DataError
+from rulegen.ir.nodes import Feature, Model
+
+
+@dataclass
+class Table:
+    """Raw CSV cells by column; ``None`` is an empty (missing) cell."""
+
+    source: str
+    columns: list[str]
+    cells: list[list[str | None]]  # cells[j][i]: column j, data row i
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.cells[0]) if self.cells else 0
+
+    def index(self, name: str) -> int:
+        try:
+            return self.columns.index(name)
+        except ValueError:
+            raise DataError(f"{self.source}: no column {name!r}; the columns are: "
+                            f"{', '.join(self.columns)}") from None
+
+    def line_of(self, row: int) -> int:
+        return row + 2  # 1-based, after the header
+
+
+def read_csv(path: str | Path) -> Table:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise DataError(f"{path}: cannot read: {e}") from None
+    return parse_csv(text, str(path))
+
+
+def parse_csv(text: str, source: str = "<data>") -> Table:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise DataError(f"{source}: empty file; expected a header row") from None
+    except csv.Error as e:
+        raise DataError(f"{source}:1: bad CSV: {e}") from None
+    header = [h.strip() for h in header]
+    if not header or any(not h for h in header):
+        raise DataError(f"{source}:1: every column needs a name in the header row")
+    seen = set()
+    for h in header:
+        if h in seen:
+            raise DataError(f"{source}:1: duplicate column name {h!r}")
+        seen.add(h)
+    cells: list[list[str | None]] = [[] for _ in header]
+    try:
+        for row in reader:
+            if not row or (len(row) == 1 and not row[0].strip() and len(header) > 1):
+                continue  # blank line
+            if len(row) != len(header):
+                raise DataError(f"{source}:{reader.line_num}: expected {len(header)} fields, "
+                                f"got {len(row)}")
+            for j, v in enumerate(row):
+                v = v.strip()
+                cells[j].append(v if v else None)
+    except csv.Error as e:
+        raise DataError(f"{source}:{reader.line_num}: bad CSV: {e}") from None
+    if not cells[0]:
+        raise DataError(f"{source}: no data rows after the header")
+    return Table(source, header, cells)
+
+
+def _to_float(v: str) -> float | None:
+    try:
+        return float(v)
+    except ValueError:
+        return None
+
+
+def is_numeric(table: Table, j: int) -> bool:
+    return all(v is None or _to_float(v) is not None for v in table.cells[j])
+
+
+def numeric_column(table: Table, j: int, why: str = "") -> np.ndarray:
+    """Column ``j`` as float64 (NaN for empty cells); text is an error naming its place."""
+    out = np.empty(table.n_rows)
+    for i, v in enumerate(table.cells[j]):
+        if v is None:
+            out[i] = math.nan
+            continue
+        f = _to_float(v)
+        if f is None:
+            raise DataError(f"{table.source}:{table.line_of(i)}: column {table.columns[j]!r}: "
+                            f"{v!r} is not a number{why}")
+        out[i] = f
+    return out
+
+
+def feature_matrix(model: Model, table: Table) -> np.ndarray:
+    """The model's features from ``table`` as the evaluator's input (codes for categories)."""
+    X = np.empty((table.n_rows, len(model.features)))
+    for k, feat in enumerate(model.features):
+        j = table.index(feat.name)
+        if feat.kind == "numeric":
+            X[:, k] = numeric_column(table, j, f" (feature {feat.name!r} is numeric)")
+        else:
+            X[:, k] = _encode(feat, table.cells[j])
+    return X
+
+
+def _encode(feat: Feature, cells) -> np.ndarray:
+    codes = {str(c): i for i, c in enumerate(feat.categories)}
+    # -1 is not a code: unseen labels route as the model says
+    return np.array([math.nan if v is None else codes.get(v, -1) for v in cells], dtype=np.float64)
+
+
+def target_column(table: Table, name: str, task: str | None) -> tuple[str, np.ndarray, tuple]:
+    """(task, y, classes): y holds class indices for classification, values for regression.
+
+    Without an explicit task, a column of text, or of at most 10 distinct integers,
+    is a classification target; otherwise regression."""
+    j = table.index(name)
+    cells = table.cells[j]
+    missing = [i for i, v in enumerate(cells) if v is None]
+    if missing:
+        raise DataError(f"{table.source}:{table.line_of(missing[0])}: target column {name!r} "
+                        "is empty here; every row needs a target value")
+    numeric = is_numeric(table, j)
+    if task is None:
+        values = [_to_float(v) for v in cells] if numeric else None
+        few_ints = numeric and len(set(values)) <= 10 and all(v == int(v) for v in values
+                                                              if math.isfinite(v))
+        task = "classification" if not numeric or few_ints else "regression"
+    if task == "regression":
+        y = numeric_column(table, j, " (the target of a regression)")
+        if not np.isfinite(y).all():
+            bad = int(np.flatnonzero(~np.isfinite(y))[0])
+            raise DataError(f"{table.source}:{table.line_of(bad)}: target column {name!r}: "
+                            "regression targets must be finite numbers")
+        return task, y, ()
+    labels = sorted(set(cells), key=_label_key)
+    classes = tuple(_label_value(v) for v in labels)
+    index = {v: i for i, v in enumerate(labels)}
+    return task, np.array([index[v] for v in cells], dtype=np.int64), classes
+
+
+def _label_key(v: str):
+    try:
+        return (0, int(v), v)
+    except ValueError:
+        return (1, 0, v)
+
+
+def _label_value(v: str):
+    """Class labels stay text, except integers written plainly ("0", "12"), which become ints."""
+    try:
+        i = int(v)
+    except ValueError:
+        return v
+    return i if str(i) == v else v

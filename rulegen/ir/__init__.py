@@ -1,0 +1,1 @@
+"""The intermediate representation: records, validation, JSON, the reference evaluator."""

@@ -1,0 +1,357 @@
+"""Hand-written IR models covering every construct, and adversarial probe rows.
+
+Every target test runs each model here through the target and compares with the
+evaluator. Models are built in code (seeded) so they stay small in the repo.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from rulegen.ir.nodes import (
+    Blend,
+    CategoricalTest,
+    DefaultChild,
+    Feature,
+    IntervalTest,
+    Leaf,
+    Model,
+    MultiwayTest,
+    NumericTest,
+    ObliqueTest,
+    Split,
+    Surrogate,
+    Surrogates,
+    Target,
+    Tree,
+)
+from rulegen.ir.validate import validate
+
+F32MAX = float(np.finfo(np.float32).max)
+
+
+def _f32(v: float) -> float:
+    return float(np.float32(v))
+
+
+def classifier() -> Model:
+    """3 classes, mixed ops and comparison types, awkward thresholds."""
+    feats = (Feature("a"), Feature("b"), Feature("c"))
+    nodes = (
+        Split(NumericTest(0, "<=", 0.1 + 0.2), (1, 2), DefaultChild(0)),
+        Split(NumericTest(1, "<", _f32(1.1), "float32"), (3, 4), DefaultChild(1)),
+        Split(NumericTest(2, "<=", 1e-300), (5, 6), DefaultChild(1)),
+        Leaf((1.0, 0.0, 0.0), 10, (10.0, 0.0, 0.0)),
+        Split(NumericTest(0, "<=", math.inf), (7, 8), DefaultChild(1)),
+        Split(NumericTest(1, "<=", _f32(-2.5e-39), "float32"), (9, 10), DefaultChild(0)),
+        Leaf((0.1, 0.2, 0.7), 30, (3.0, 6.0, 21.0)),
+        Leaf((0.25, 0.5, 0.25), 4, (1.0, 2.0, 1.0)),
+        Leaf((0.0, 0.0, 1.0), 1, (0.0, 0.0, 1.0)),
+        Leaf((0.5, 0.5, 0.0), 2, (1.0, 1.0, 0.0)),
+        Leaf((1 / 3, 1 / 3, 1 / 3), 3, (1.0, 1.0, 1.0)),
+    )
+    return validate(Model(feats, Target("classification", "kind", ("setosa", "versicolor", "virginica")),
+                          (Tree(nodes),), (0.0, 0.0, 0.0)))
+
+
+def regressor() -> Model:
+    feats = (Feature("x1"), Feature("x2"))
+    nodes = (
+        Split(NumericTest(0, "<", 5.5), (1, 2), DefaultChild(1)),
+        Split(NumericTest(1, "<=", -0.0), (3, 4), DefaultChild(0)),
+        Split(NumericTest(1, "<", F32MAX, "float32"), (5, 6), DefaultChild(0)),
+        Leaf((5.06,), 5), Leaf((1e-300,), 1), Leaf((0.30000000000000004,), 3), Leaf((-8.176e10,), 2),
+    )
+    return validate(Model(feats, Target("regression", "y"), (Tree(nodes),), (0.0,)))
+
+
+def _random_tree(rng, n_features: int, max_depth: int, width: int, output=None,
+                 dtype="float64", scale=1.0) -> Tree:
+    """A random binary numeric tree, built breadth-first (ids increase downwards)."""
+    nodes: list = [None]
+    queue = [(0, 0)]
+    while queue:
+        node_id, d = queue.pop(0)
+        if d >= max_depth or (d > 1 and rng.random() < 0.2):
+            nodes[node_id] = Leaf(tuple(float(v) for v in rng.normal(size=width) * scale))
+            continue
+        f = int(rng.integers(n_features))
+        t = float(np.round(rng.normal(), 2))
+        if dtype == "float32" or rng.random() < 0.3:
+            test = NumericTest(f, "<" if rng.random() < 0.5 else "<=", _f32(t), "float32")
+        else:
+            test = NumericTest(f, "<" if rng.random() < 0.5 else "<=", t)
+        left, right = len(nodes), len(nodes) + 1
+        nodes += [None, None]
+        nodes[node_id] = Split(test, (left, right), DefaultChild(int(rng.integers(2))))
+        queue += [(left, d + 1), (right, d + 1)]
+    return Tree(tuple(nodes), output)
+
+
+def sigmoid_ensemble(n_trees: int = 7, seed: int = 1) -> Model:
+    rng = np.random.default_rng(seed)
+    feats = tuple(Feature(f"f{i}") for i in range(4))
+    trees = tuple(Tree(_random_tree(rng, 4, 4, 1).nodes, None, 0.1) for _ in range(n_trees))
+    return validate(Model(feats, Target("classification", "label", (0, 1)), trees, (-0.3,),
+                          link="sigmoid"))
+
+
+def softmax_ensemble(dtype: str = "float32", rounds: int = 4, seed: int = 2) -> Model:
+    rng = np.random.default_rng(seed)
+    feats = tuple(Feature(f"f{i}") for i in range(5))
+    trees = []
+    for _ in range(rounds):
+        for k in range(3):
+            t = _random_tree(rng, 5, 3, 1, output=k, dtype=dtype)
+            if dtype == "float32":
+                t = Tree(tuple(Leaf((_f32(n.value[0]),)) if isinstance(n, Leaf) else n
+                               for n in t.nodes), k)
+            trees.append(t)
+    base = (0.5, -0.25, 0.125)
+    return validate(Model(feats, Target("classification", "species", ("a", "b", "c")), tuple(trees),
+                          base, link="softmax", dtype=dtype))
+
+
+def forest(aggregation: str = "mean", n_trees: int = 9, seed: int = 3) -> Model:
+    rng = np.random.default_rng(seed)
+    feats = tuple(Feature(f"v{i}") for i in range(3))
+    trees = []
+    for _ in range(n_trees):
+        t = _random_tree(rng, 3, 4, 2)
+        leaves = []
+        for n in t.nodes:
+            if isinstance(n, Leaf):
+                p = float(rng.random())
+                n = Leaf((p, 1.0 - p))
+            leaves.append(n)
+        weight = float(np.round(rng.random() + 0.5, 3)) if aggregation == "vote" else 1.0
+        trees.append(Tree(tuple(leaves), None, weight))
+    return validate(Model(feats, Target("classification", "c", ("no", "yes")), tuple(trees),
+                          (0.0, 0.0), aggregation=aggregation))
+
+
+def exp_regression(seed: int = 4) -> Model:
+    rng = np.random.default_rng(seed)
+    feats = tuple(Feature(f"z{i}") for i in range(3))
+    trees = tuple(_random_tree(rng, 3, 3, 1, scale=0.3) for _ in range(5))
+    return validate(Model(feats, Target("regression", "count"), trees, (0.7,), link="exp"))
+
+
+def chain(depth: int = 2500) -> Model:
+    """A degenerate tree: each split has a leaf on one side and the chain on the other."""
+    feats = (Feature("p"), Feature("q"), Feature("r"))
+    nodes: list = []
+    for i in range(depth):
+        node_id = len(nodes)
+        test = NumericTest(i % 3, "<=" if i % 2 else "<", float(depth - i) / 7.0)
+        if i % 5 == 4:
+            test = NumericTest(i % 3, "<", _f32(float(depth - i) / 7.0), "float32")
+        nodes.append(Split(test, (node_id + 1, node_id + 2), DefaultChild(i % 2)))
+        nodes.append(Leaf((float(i),)))
+    nodes.append(Leaf((-1.0,)))
+    # children must come after their parent: the chain continues at node_id + 2
+    fixed = []
+    for node_id, n in enumerate(nodes):
+        if isinstance(n, Split):
+            n = Split(n.test, (node_id + 1, node_id + 2), n.missing)
+        fixed.append(n)
+    return validate(Model(feats, Target("regression", "depth"), (Tree(tuple(fixed)),), (0.0,)))
+
+
+def big_ensemble(n_trees: int = 1000, seed: int = 5) -> Model:
+    rng = np.random.default_rng(seed)
+    feats = tuple(Feature(f"x{i}") for i in range(10))
+    trees = tuple(_random_tree(rng, 10, 5, 1, scale=0.1) for _ in range(n_trees))
+    return validate(Model(feats, Target("classification", "y", ("neg", "pos")), trees, (0.0,),
+                          link="sigmoid"))
+
+
+def every_construct() -> Model:
+    """Each split kind and each missing-value form at least once, with categorical features."""
+    feats = (
+        Feature("num"),
+        Feature("colour", "categorical", ("red", "green", "blue", "it's")),
+        Feature("size", "categorical", ("S", "M", "L", "XL")),
+        Feature("w1"),
+        Feature("w2"),
+        Feature("code", "categorical", (10, 20, 30)),
+    )
+    L = Leaf
+    nodes = (
+        # 0: interval split on num, missing -> child 3 (its own branch, CHAID style)
+        Split(IntervalTest(0, "<=", (-1.0, 0.5, _f32(2.25)), "float32"), (1, 2, 3, 4), DefaultChild(3)),
+        # 1: binary categorical with surrogates (numeric, then categorical)
+        Split(CategoricalTest(1, (0, 3)), (5, 6), Surrogates((
+            Surrogate(NumericTest(3, "<", 0.25), 1, 0.8),
+            Surrogate(CategoricalTest(2, (1,)), 0, 0.6)), 1)),
+        # 2: multiway categorical with a blend for missing, unseen -> child 2
+        Split(MultiwayTest(2, ((0,), (1, 2), (3,))), (7, 8, 9), Blend((0.5, 0.3, 0.2)), unseen=2),
+        # 3: oblique split, missing -> child 0
+        Split(ObliqueTest((3, 4), (0.5, -1.25), "<", 0.1), (10, 11), DefaultChild(0)),
+        # 4: categorical test where unseen follows the missing child (HGB style)
+        Split(CategoricalTest(5, (1,)), (12, 13), DefaultChild(0), unseen=0),
+        L((0.9, 0.1)), L((0.2, 0.8)),
+        L((0.6, 0.4)),
+        # 8: nested blend under a blend
+        Split(NumericTest(4, "<", -0.5), (14, 15), Blend((0.75, 0.25))),
+        L((0.3, 0.7)),
+        L((0.05, 0.95)), L((0.45, 0.55)),
+        L((0.7, 0.3)), L((0.15, 0.85)),
+        L((1.0, 0.0)), L((0.0, 1.0)),
+    )
+    return validate(Model(feats, Target("classification", "outcome", ("bad", "good")),
+                          (Tree(nodes),), (0.0, 0.0)))
+
+
+ADVERSARIAL_NAMES = ("select", "x y", 'a"b', "O'Brien", "*/ x /*", "年龄", "1st")
+
+
+def adversarial_names() -> Model:
+    """User text that must not break or inject into any target."""
+    feats = tuple(Feature(n) for n in ADVERSARIAL_NAMES[:-1]) + (
+        Feature(ADVERSARIAL_NAMES[-1], "categorical", ("it's", 'say "hi"', "*/", "\\n", "年")),)
+    nodes = [None]
+    queue = [(0, 0)]
+    k = 0
+    while queue:
+        node_id, d = queue.pop(0)
+        if d == 4:
+            nodes[node_id] = Leaf(((k % 3) / 2, 1 - (k % 3) / 2, 0.0))
+            k += 1
+            continue
+        left, right = len(nodes), len(nodes) + 1
+        nodes += [None, None]
+        if d == 3:
+            test = CategoricalTest(6, (0, 2, 4))
+        else:
+            test = NumericTest((node_id * 3) % 6, "<=", 0.5 * (d + 1) - 1)
+        nodes[node_id] = Split(test, (left, right), DefaultChild(d % 2))
+        queue += [(left, d + 1), (right, d + 1)]
+    classes = ("it's \"ok\"", "*/ end", "选择")
+    return validate(Model(feats, Target("classification", "who's", classes), (Tree(tuple(nodes)),),
+                          (0.0, 0.0, 0.0)))
+
+
+def all_models() -> dict[str, Model]:
+    """The standard set every target test runs (without the two big stress models)."""
+    return {
+        "classifier": classifier(),
+        "regressor": regressor(),
+        "sigmoid_ensemble": sigmoid_ensemble(),
+        "softmax_f32": softmax_ensemble("float32"),
+        "softmax_f64": softmax_ensemble("float64"),
+        "forest_mean": forest("mean"),
+        "forest_vote": forest("vote"),
+        "exp_regression": exp_regression(),
+        "every_construct": every_construct(),
+        "adversarial_names": adversarial_names(),
+    }
+
+
+# --- probe rows ---------------------------------------------------------------------------
+
+
+def _thresholds(model: Model) -> dict[int, set[float]]:
+    """Every number a numeric feature is compared with, by feature."""
+    out: dict[int, set[float]] = {}
+
+    def add(test):
+        if isinstance(test, NumericTest):
+            out.setdefault(test.feature, set()).add(test.threshold)
+        elif isinstance(test, IntervalTest):
+            out.setdefault(test.feature, set()).update(test.bounds)
+        elif isinstance(test, ObliqueTest):
+            for f, w in zip(test.features, test.weights):
+                if w:
+                    out.setdefault(f, set()).add(test.threshold / w)
+
+    for tree in model.trees:
+        for node in tree.nodes:
+            if isinstance(node, Split):
+                add(node.test)
+                if isinstance(node.missing, Surrogates):
+                    for s in node.missing.surrogates:
+                        add(s.test)
+    return out
+
+
+def _near(t: float) -> list[float]:
+    """t, one and two float64 steps either side, and float32(t) with its float32 neighbours."""
+    vals = [t]
+    if math.isfinite(t):
+        up = down = t
+        for _ in range(2):
+            up, down = float(np.nextafter(up, math.inf)), float(np.nextafter(down, -math.inf))
+            vals += [up, down]
+        with np.errstate(over="ignore"):
+            f = np.float32(t)
+            vals += [float(f), float(np.nextafter(f, np.float32(np.inf))),
+                     float(np.nextafter(f, np.float32(-np.inf)))]
+    return [v for v in vals if not math.isnan(v)]
+
+
+SPECIALS = (math.nan, math.inf, -math.inf, 0.0, -0.0, F32MAX, 3.4028235677973366e38, 1e308)
+
+
+def probe_rows(model: Model, seed: int = 0, n_random: int = 200, limit: int | None = None) -> np.ndarray:
+    """Rows (float64, categorical as codes) that sit on and around every threshold,
+    plus NaN / +-inf / unseen categories, plus random rows. Deterministic for a seed."""
+    rng = np.random.default_rng(seed)
+    p = len(model.features)
+    cat_sizes = [len(f.categories) for f in model.features]
+
+    def random_row():
+        row = rng.normal(size=p) * 2
+        for j, n in enumerate(cat_sizes):
+            if n:
+                row[j] = rng.integers(-1, n + 1)  # -1 and n are unseen codes
+        mask = rng.random(p) < 0.1
+        row[mask] = np.nan
+        return row
+
+    rows = [random_row() for _ in range(n_random)]
+    rows.append(np.full(p, np.nan))
+    for f, ts in sorted(_thresholds(model).items()):
+        for t in sorted(ts):
+            for v in _near(t):
+                row = random_row()
+                row[f] = v
+                rows.append(row)
+        for v in SPECIALS:
+            row = random_row()
+            row[f] = v
+            rows.append(row)
+    for j, n in enumerate(cat_sizes):
+        for code in list(range(n)) + [-1, n, 0.5, math.nan]:
+            row = random_row()
+            row[j] = code
+            rows.append(row)
+    X = np.vstack(rows)
+    if limit is not None and len(X) > limit:
+        X = X[np.sort(rng.choice(len(X), limit, replace=False))]
+    return X
+
+
+UNSEEN_LABEL = "\u0000unseen"  # a label no fixture category uses; SQL targets replace it
+
+
+def labels_for(model: Model, X: np.ndarray, unseen_str: str = "never-seen", unseen_int: int = -999):
+    """Rows as Python values: categorical codes become labels (unseen codes become a label the
+    feature does not have), NaN becomes None. This is what the Python and SQL targets take."""
+    out = []
+    for row in X:
+        vals = []
+        for f, v in zip(model.features, row):
+            if math.isnan(v):
+                vals.append(None)
+            elif f.kind == "categorical":
+                if v == int(v) and 0 <= v < len(f.categories):
+                    vals.append(f.categories[int(v)])
+                else:
+                    vals.append(unseen_int if isinstance(f.categories[0], int) else unseen_str)
+            else:
+                vals.append(float(v))
+        out.append(vals)
+    return out
