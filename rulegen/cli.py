@@ -122,7 +122,7 @@ def fit(data, target_col, algorithm, task, params, output):
             numeric_column(table, j, f"; the {algorithm} learner takes numeric features only")
     X = np.column_stack([numeric_column(table, j) for j in cols])
     names = [table.columns[j] for j in cols]
-    estimator = learners[algorithm](task, kwargs)
+    estimator = _make_estimator(learners[algorithm], task, kwargs)
     start = time.perf_counter()
     if task == "classification":
         estimator.fit(X, np.asarray(classes, dtype=object)[y], feature_names=names)
@@ -135,6 +135,19 @@ def fit(data, target_col, algorithm, task, params, output):
     save_model(model, output)
     _say(f"fitted {algorithm} ({task}) on {table.n_rows} rows x {len(names)} features in "
          f"{time.perf_counter() - start:.2f}s: {_summary(model)}; wrote {output}")
+
+
+def _make_estimator(pair, task: str, kwargs: dict):
+    """The learner's classifier or regressor, with parameters checked by name."""
+    cls = pair[0] if task == "classification" else pair[1]
+    known = cls().get_params()
+    for key in kwargs:
+        if key not in known:
+            close = difflib.get_close_matches(key, list(known), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise click.BadParameter(f"unknown parameter {key!r}{hint}; {cls.__name__} takes: "
+                                     f"{', '.join(sorted(known))}", param_hint="--param")
+    return cls(**kwargs)
 
 
 def _with_target_name(model, name, Target):

@@ -250,6 +250,107 @@ def all_models() -> dict[str, Model]:
     }
 
 
+# --- random models mixing every construct ------------------------------------------------
+
+
+NUMERIC, CATS = (0, 1, 2), {3: 3, 4: 5}
+
+
+def _threshold(rng, dtype):
+    r = rng.random()
+    if r < 0.08:
+        return math.inf if r < 0.05 else -math.inf
+    t = float(np.round(rng.normal(), int(rng.integers(0, 4))))
+    return float(np.float32(t)) if dtype == "float32" else t
+
+
+def _rand_binary(rng):
+    r, op = rng.random(), "<" if rng.random() < 0.5 else "<="
+    if r < 0.5:
+        dtype = "float32" if rng.random() < 0.4 else "float64"
+        return NumericTest(int(rng.choice(NUMERIC)), op, _threshold(rng, dtype), dtype)
+    if r < 0.8:
+        f = int(rng.choice(list(CATS)))
+        return CategoricalTest(f, tuple(sorted({int(c) for c in rng.integers(0, CATS[f], size=int(
+            rng.integers(0, CATS[f] + 1)))})))
+    fs = tuple(int(f) for f in rng.choice(NUMERIC, size=int(rng.integers(1, 4))))
+    ws = tuple(float(np.round(rng.normal(), 3)) if rng.random() < 0.9 else 0.0 for _ in fs)
+    return ObliqueTest(fs, ws, op, float(np.round(rng.normal(), 2)))
+
+
+def _rand_split(rng, blend_ok):
+    r, unseen = rng.random(), None
+    if r < 0.45:
+        test, n = _rand_binary(rng), 2
+        if isinstance(test, CategoricalTest):
+            unseen = [None, 0, 1][int(rng.integers(3))]
+    elif r < 0.7:
+        dtype = "float32" if rng.random() < 0.4 else "float64"
+        bounds = tuple(sorted({_threshold(rng, dtype) for _ in range(int(rng.integers(1, 4)))}))
+        op = "<" if rng.random() < 0.5 else "<="
+        test, n = IntervalTest(int(rng.choice(NUMERIC)), op, bounds, dtype), len(bounds) + 1
+    else:
+        f = int(rng.choice(list(CATS)))
+        perm = [int(c) for c in rng.permutation(CATS[f])]
+        n_cuts = int(rng.integers(1, min(3, CATS[f] - 1) + 1))
+        cuts = sorted(int(c) for c in rng.choice(np.arange(1, CATS[f]), size=n_cuts, replace=False))
+        groups = [tuple(sorted(perm[a:b])) for a, b in zip([0] + cuts, cuts + [CATS[f]])]
+        if rng.random() < 0.3 and len(groups[-1]) > 1:
+            groups[-1] = groups[-1][1:]  # a listed code that no group holds goes to unseen
+        test, n = MultiwayTest(f, tuple(groups)), len(groups)
+        unseen = int(rng.integers(n))
+    r = rng.random()
+    if blend_ok and r < 0.25:
+        w = [float(np.round(v, 3)) for v in rng.random(n)]
+        if rng.random() < 0.3:
+            w[int(rng.integers(n))] = 0.0
+        missing = Blend(tuple(w))
+    elif isinstance(test, (NumericTest, CategoricalTest, ObliqueTest)) and r < 0.5:
+        missing = Surrogates(tuple(Surrogate(_rand_binary(rng), int(rng.integers(2)))
+                                   for _ in range(int(rng.integers(0, 3)))), int(rng.integers(2)))
+    else:
+        missing = DefaultChild(int(rng.integers(n)))
+    return test, n, missing, unseen
+
+
+def random_model(seed: int) -> Model:  # (first written for the C target's tests)
+    """Splits of every kind, every missing rule, unseen routes, +-inf thresholds, float32 tests,
+    blends at any depth, tree weights and output indices, all aggregations, links and dtypes."""
+    rng = np.random.default_rng(seed)
+    feats = (Feature("n0"), Feature("n1"), Feature("n2"), Feature("c3", "categorical", ("a", "b", "c")),
+             Feature("c4", "categorical", (10, 20, 30, 40, 50)))
+    kind = int(rng.integers(4))
+    n_raw = [1, 2, 3, int(rng.integers(1, 3))][kind]
+    target = (Target("regression", "y", (), n_raw) if kind == 3 else
+              Target("classification", "y", ("a", "b", "c") if kind == 2 else ("no", "yes")))
+    trees = []
+    aggregation = ["sum", "mean", "vote"][int(rng.integers(3))]
+    for _ in range(int(rng.integers(1, 6))):
+        output = (int(rng.integers(n_raw)) if n_raw > 1 and rng.random() < 0.4
+                  and aggregation != "vote" else None)
+        width = 1 if output is not None else n_raw
+        blend_ok, depth = rng.random() < 0.4, int(rng.integers(0, 5))
+        nodes, queue = [None], [(0, 0)]
+        while queue:
+            nid, d = queue.pop(0)
+            if d >= depth or (d > 0 and rng.random() < 0.3):
+                vals = [[0.0, -0.0][int(rng.integers(2))] if rng.random() < 0.1 else
+                        float(rng.normal()) * 10.0 ** int(rng.integers(-3, 3)) for _ in range(width)]
+                nodes[nid] = Leaf(tuple(vals), float(rng.integers(1, 50)))
+                continue
+            test, n, missing, unseen = _rand_split(rng, blend_ok)
+            kids = tuple(range(len(nodes), len(nodes) + n))
+            nodes += [None] * n
+            nodes[nid] = Split(test, kids, missing, unseen)
+            queue += [(k, d + 1) for k in kids]
+        trees.append(Tree(tuple(nodes), output, [1.0, 0.1, 0.3, 2.5][int(rng.integers(4))]))
+    base = tuple(float(np.round(rng.normal(), 3)) for _ in range(n_raw))
+    return validate(Model(feats, target, tuple(trees), base, aggregation,
+                          ["identity", "sigmoid", "softmax", "exp"][int(rng.integers(4))],
+                          "float32" if rng.random() < 0.5 else "float64"))
+
+
+
 # --- probe rows ---------------------------------------------------------------------------
 
 

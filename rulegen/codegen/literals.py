@@ -11,6 +11,8 @@ import keyword
 import math
 import re
 import unicodedata
+from decimal import Decimal
+from fractions import Fraction
 
 import numpy as np
 
@@ -43,18 +45,30 @@ def c_double(v: float) -> str:
 
 
 def c_float(v: float) -> str:
-    """C99 float literal for a float32-representable value (the shortest float32 repr + f)."""
+    """C99 float literal for a float32 value: the fewest digits that read back to it, plus f."""
     f = np.float32(v)
-    if float(f) != float(v) and not math.isinf(v):
-        raise ValueError(f"{v!r} is not a float32 value")
     if math.isinf(v):
         return "HUGE_VALF" if v > 0 else "(-HUGE_VALF)"
-    text = np.format_float_scientific(f, unique=True, trim="0") if f != 0 else "0.0"
-    text = text.replace("e+", "e")
-    if "." not in text and "e" not in text:
+    if float(f) != float(v):
+        raise ValueError(f"{v!r} is not a float32 value")
+    # A C compiler rounds the decimal straight to float; check that exactly (a detour through
+    # double could round twice): the decimal must lie strictly between f's rounding midpoints.
+    with np.errstate(over="ignore"):
+        below = float(np.nextafter(f, np.float32(-np.inf)))
+        above = float(np.nextafter(f, np.float32(np.inf)))
+    # past FLT_MAX the next "value" is 2**128, where rounding overflows to infinity
+    lo = -Fraction(2) ** 128 if math.isinf(below) else Fraction(below)
+    hi = Fraction(2) ** 128 if math.isinf(above) else Fraction(above)
+    here = Fraction(float(f))
+    for digits in range(1, 10):  # 9 significant digits always round-trip a float32
+        text = f"{float(v):.{digits}g}"
+        if (lo + here) / 2 < Fraction(text) < (here + hi) / 2:
+            break
+    if "." not in text and "e" not in text and "inf" not in text:
         text += ".0"
-    if text.endswith(".e") or ".e" in text:
-        text = text.replace(".e", ".0e")
+    elif text.startswith(("-", "")) and "e" in text and "." not in text.split("e")[0]:
+        mant, exp = text.split("e")
+        text = f"{mant}.0e{exp}"
     text += "f"
     return f"({text})" if text.startswith("-") else text
 
@@ -72,12 +86,61 @@ def sql_float(v: float, dialect: str) -> str:
         return "'inf'::DOUBLE" if v > 0 else "'-inf'::DOUBLE"
     text = repr(v)
     if dialect == "sqlite":
-        # SQLite reads any literal with a '.' or an exponent as an IEEE double.
-        return f"({text})" if text.startswith("-") else text
+        if _sqlite_reads_exactly(text, v):
+            return f"({text})" if text.startswith("-") else text
+        return _sqlite_exact(v)
     # DuckDB and PostgreSQL read 0.1 as an exact DECIMAL/NUMERIC; a string cast parses the
     # digits straight to the nearest double, as Python's repr guarantees round-trips.
     kind = "float8" if dialect == "postgres" else "DOUBLE"
     return f"'{text}'::{kind}"
+
+
+def _sqlite_reads_exactly(text: str, v: float) -> bool:
+    """Whether SQLite's sqlite3AtoF reads ``text`` back as exactly ``v``.
+
+    SQLite (3.40 here) keeps up to 19 digits in an int64 ``s`` and computes ``s / 10**e`` or
+    ``s * 10**e`` in ``long double`` (80-bit on x86, plain double with MSVC), so it can round
+    twice and miss by one unit. We emulate both builds and accept the short text only when
+    both give ``v``; exponents beyond 22 (where the scale itself is inexact) are refused.
+    """
+    sign, digits, exp = Decimal(text).as_tuple()
+    if len(digits) > 18:
+        return False
+    m = int("".join(map(str, digits)))
+    while exp > 0 and m < 10**17:
+        m, exp = m * 10, exp - 1
+    while exp < 0 and m and m % 10 == 0:
+        m, exp = m // 10, exp + 1
+    if exp == 0:
+        return m < 2**53 and float(m) == abs(v)
+    if abs(exp) > 22:
+        return False
+    for kind in (np.float64, np.longdouble):
+        with np.errstate(all="ignore"):
+            scale = kind(10) ** abs(exp)
+            r = kind(m) / scale if exp < 0 else kind(m) * scale
+        if float(np.float64(r)) != abs(v):
+            return False
+    return True
+
+
+def _sqlite_exact(v: float) -> str:
+    """``v`` as an integer significand scaled by powers of two: every piece is an integer SQLite
+    reads exactly, and scaling by a power of two is exact in any IEEE double arithmetic."""
+    m, e = math.frexp(abs(v))  # v = m * 2**e, 0.5 <= m < 1
+    sig = int(m * 2**53)
+    e -= 53
+    while sig and sig % 2 == 0:
+        sig, e = sig // 2, e + 1
+    parts = [f"{sig}.0"]
+    op = " * " if e > 0 else " / "
+    left = abs(e)
+    while left:
+        step = min(left, 62)
+        parts.append(f"{2**step}.0")
+        left -= step
+    expr = op.join(parts)
+    return f"(-({expr}))" if math.copysign(1, v) < 0 else f"({expr})"
 
 
 # --- Python ---------------------------------------------------------------------------
@@ -89,8 +152,25 @@ def py_str(s) -> str:
 
 
 def py_comment(s: str) -> str:
-    """Text safe inside a ``#`` comment: no line breaks."""
-    return _one_line(s)
+    """Text safe inside a ``#`` comment: one line, printable, encodable as UTF-8."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in _one_line(s))
+
+
+def py_docstring(text: str) -> str:
+    """A triple-quoted literal for multi-line text (a module docstring). Backslashes are escaped,
+    and so is every double quote followed by another or ending the text, so no ``\"\"\"`` can close
+    it early; line breaks other than ``\\n``, NUL, lone surrogates and other unprintable characters
+    become escapes, so the source stays valid UTF-8."""
+    text = str(text)
+    out = []
+    for i, ch in enumerate(text):
+        if ch == "\\" or (ch == '"' and text[i + 1:i + 2] in ('"', "")):
+            out.append("\\" + ch)
+        elif ch == "\n" or ch.isprintable():
+            out.append(ch)
+        else:
+            out.append(repr(ch)[1:-1])
+    return '"""' + "".join(out) + '"""'
 
 
 # --- C -----------------------------------------------------------------------------------
@@ -160,6 +240,13 @@ def sql_label(v, dialect: str) -> str:
 def sql_comment(s: str) -> str:
     """Text safe inside ``/* ... */`` in SQL (the same rules as C)."""
     return c_comment(s)
+
+
+def sql_nan(dialect: str) -> str:
+    """A DOUBLE NaN (DuckDB, PostgreSQL); SQLite has none: it stores NaN as NULL."""
+    if dialect == "sqlite":
+        raise ValueError("SQLite has no NaN value")
+    return "'NaN'::float8" if dialect == "postgres" else "'NaN'::DOUBLE"
 
 
 # --- shared -------------------------------------------------------------------------------------

@@ -80,9 +80,11 @@ def leaf_contribution(model: Model, tree: Tree, leaf: Leaf) -> tuple[float, ...]
     return tuple(_round(tree.weight * v, model.dtype) for v in leaf.value)
 
 
-def vote_index(leaf: Leaf) -> int:
-    """The class a leaf votes for: the first largest value."""
-    return int(np.argmax(np.asarray(leaf.value)))
+def vote_index(leaf: Leaf, weight: float = 1.0) -> int:
+    """The class a leaf votes for: the first largest of ``weight * value`` (as the evaluator,
+    which can differ from the unweighted argmax only when the product overflows or ties)."""
+    value = np.asarray(leaf.value)
+    return int(np.argmax(value if weight == 1.0 else weight * value))
 
 
 def preorder(tree: Tree) -> Iterator[tuple[int, int]]:

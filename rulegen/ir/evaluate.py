@@ -178,6 +178,11 @@ def tree_output(tree: Tree, X: np.ndarray, features, width: int) -> np.ndarray:
 def raw_scores(model: Model, X) -> np.ndarray:
     """Combined tree outputs before the link, shape (n_rows, n_raw), in ``model.dtype``."""
     X = _as_matrix(model, X)
+    with np.errstate(over="ignore", invalid="ignore"):  # IEEE overflow to inf is the semantics
+        return _raw_scores(model, X)
+
+
+def _raw_scores(model: Model, X: np.ndarray) -> np.ndarray:
     dt = _NP_DTYPE[model.dtype]
     n_raw = model.n_raw
     acc = np.tile(np.asarray(model.base_score, dtype=np.float64).astype(dt), (X.shape[0], 1))

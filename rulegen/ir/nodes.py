@@ -148,6 +148,7 @@ class Split:
     unseen: int | None = None  # child index for categories outside the feature's list
     samples: float | None = None  # support seen in training (provenance only)
     distribution: tuple[float, ...] | None = None
+    impurity: float | None = None  # training impurity here (pruning needs it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +156,7 @@ class Leaf:
     value: tuple[float, ...]  # length 1 if the tree has an ``output`` index, else n_raw
     samples: float | None = None  # training rows (weighted, may be fractional)
     distribution: tuple[float, ...] | None = None  # per-class weighted counts
+    impurity: float | None = None
 
 
 Node = Union[Split, Leaf]

@@ -92,6 +92,8 @@ def _node_to_json(n) -> dict:
         d["samples"] = _num(n.samples)
     if n.distribution is not None:
         d["distribution"] = _nums(n.distribution)
+    if n.impurity is not None:
+        d["impurity"] = _num(n.impurity)
     return d
 
 
@@ -275,8 +277,9 @@ def _read_node(r: _Reader, d, path):
     d = r.obj(d, path)
     samples = r.opt_num(d, "samples", path)
     dist = r.opt_nums(d, "distribution", path)
+    impurity = r.opt_num(d, "impurity", path)
     if "value" in d:
-        return Leaf(r.nums(d["value"], f"{path}.value"), samples, dist)
+        return Leaf(r.nums(d["value"], f"{path}.value"), samples, dist, impurity)
     if "test" not in d:
         r.fail(path, "a node needs 'value' (a leaf) or 'test' (a split)")
     unseen = d.get("unseen")
@@ -284,7 +287,7 @@ def _read_node(r: _Reader, d, path):
                  r.ints(r.get(d, "children", path), f"{path}.children"),
                  _read_missing(r, r.get(d, "missing", path), f"{path}.missing"),
                  None if unseen is None else r.int_(unseen, f"{path}.unseen"),
-                 samples, dist)
+                 samples, dist, impurity)
 
 
 def model_from_dict(d) -> Model:

@@ -191,6 +191,8 @@ def _check_support(node, path):
     if node.distribution is not None:
         for i, v in enumerate(node.distribution):
             _finite(v, f"{path}.distribution[{i}]")
+    if node.impurity is not None:
+        _finite(node.impurity, f"{path}.impurity")
 
 
 def validate(model: Model) -> Model:
@@ -239,6 +241,9 @@ def validate(model: Model) -> Model:
         tp = f"trees[{ti}]"
         if tree.output is not None:
             _child_index(tree.output, n_raw, f"{tp}.output")
+            if model.aggregation == "vote":
+                _fail(f"{tp}.output", "voting trees vote over the full class vector; "
+                                      "they cannot feed a single output")
         _finite(tree.weight, f"{tp}.weight")
         if model.aggregation == "vote" and not tree.weight > 0:
             _fail(f"{tp}.weight", "voting trees need a positive weight")

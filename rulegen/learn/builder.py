@@ -5,8 +5,8 @@ Learners plug in two things:
 * a **split finder** with ``find_split(node) -> Partition | None``: it chooses the
   test for a node (any IR test: numeric, categorical, multiway...), says where
   missing values go, and hands back one :class:`NodeWork` per child;
-* a **summary** function ``summarize(node) -> (value, samples, distribution)``
-  giving the leaf value and the support recorded on every node.
+* a **summary** function ``summarize(node) -> (value, samples, distribution[, impurity])``
+  giving the leaf value and the support (and impurity) recorded on every node.
 
 The builder owns the growth order and the stopping rules shared by CART-like
 learners (scikit-learn's semantics). Growth is a loop over an explicit stack
@@ -19,14 +19,17 @@ scikit-learn numbers its nodes -- so every child id exceeds its parent's.
 from __future__ import annotations
 
 import heapq
+import math
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 import numpy as np
 
-from rulegen.ir.nodes import Leaf, Missing, Split, Test, Tree
+from rulegen.ir.nodes import DefaultChild, Leaf, Missing, NumericTest, Split, Test, Tree
 
 EPSILON = float(np.finfo(np.float64).eps)  # sklearn's tolerance for "pure" and "no gain"
+FEATURE_THRESHOLD = np.float32(1e-7)  # sklearn's tie tolerance, added in float32
+_BLOCK = 1 << 22  # elements per (features x rows) work array
 
 
 @dataclass
@@ -167,9 +170,229 @@ class TreeBuilder:
 
     @staticmethod
     def _to_ir(rec: _Record):
-        value, samples, distribution = rec.summary
+        value, samples, distribution, *rest = rec.summary
+        impurity = float(rest[0]) if rest else None
         part = rec.partition
         if part is None:
-            return Leaf(value=value, samples=samples, distribution=distribution)
+            return Leaf(value=value, samples=samples, distribution=distribution, impurity=impurity)
         return Split(test=part.test, children=tuple(rec.children), missing=part.missing,
-                     unseen=part.unseen, samples=samples, distribution=distribution)
+                     unseen=part.unseen, samples=samples, distribution=distribution,
+                     impurity=impurity)
+
+
+# --- the numeric binary split finder ---------------------------------------------
+
+
+def _f32_digits(v: float) -> int:
+    mantissa = np.format_float_scientific(np.float32(v), unique=True).split("e")[0]
+    return sum(ch.isdigit() for ch in mantissa)
+
+
+def float32_test(feature: int, threshold: float) -> NumericTest:
+    """The IR test for sklearn's ``float32(x) <= threshold`` (threshold float64).
+
+    Compared in float32, the test is exact for every float64 input: with lo/hi the
+    float32 values just below/above ``threshold``, ``float32(x) <= threshold`` iff
+    ``float32(x) <= lo`` iff ``float32(x) < hi``. Of the two we keep the one with
+    fewer significant digits (a midpoint of 1.9 and 3.0 reads "< 2.45" rather than
+    "<= 2.4499998"), "<=" on ties. A float64 bound would also be exact (see
+    codegen.lower.float64_bound) but could never print as the short decimal.
+    """
+    if math.isinf(threshold) or float(np.float32(threshold)) == threshold:
+        return NumericTest(feature, "<=", float(threshold), "float32")
+    t = np.float32(threshold)
+    lo = t if float(t) < threshold else np.nextafter(t, np.float32(-np.inf))
+    hi = np.nextafter(lo, np.float32(np.inf))
+    if _f32_digits(hi) < _f32_digits(lo):
+        return NumericTest(feature, "<", float(hi), "float32")
+    return NumericTest(feature, "<=", float(lo), "float32")
+
+
+class NumericSplitFinder:
+    """CART's binary numeric splits (scikit-learn semantics, see learn/cart.py),
+    for any criterion of learn/criteria.py; forests and boosting can reuse it.
+
+    ``state`` of a node is ``(presorted, stats)``: its rows sorted by every
+    feature (best splitter; shape (n_features, n) of global ids, missing last),
+    which children get by a stable filter -- so a node costs O(n_features * n)
+    plus the criterion, never a sort -- and its criterion stats. Rows within a
+    node must be distinct: give bootstrap multiplicities as weights.
+    """
+
+    def __init__(self, X32, T, w, criterion, *, splitter="best", max_features=None,
+                 min_samples_leaf=1, min_weight_leaf=0.0, rng=None):
+        self.XT = np.ascontiguousarray(np.asarray(X32, dtype=np.float32).T)
+        self.isnan = np.isnan(self.XT)
+        self.nan_features = np.flatnonzero(self.isnan.any(axis=1))
+        self.T, self.w, self.criterion = T, np.asarray(w, dtype=np.float64), criterion
+        self.splitter = splitter
+        n_features = self.XT.shape[0]
+        self.max_features = n_features if max_features is None else min(max_features, n_features)
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_leaf = min_weight_leaf
+        self.rng = rng if rng is not None else np.random.default_rng()
+        self.total_weight = float(self.w.sum())
+        self._mask = np.zeros(self.XT.shape[1], dtype=bool)
+
+    # -- nodes -----------------------------------------------------------------
+
+    def root(self, rows) -> NodeWork:
+        rows = np.asarray(rows, dtype=np.intp)
+        state = None
+        if self.splitter == "best":
+            state = rows[np.argsort(self.XT[:, rows], axis=1, kind="stable")]
+        stats = self.criterion.stats(self.T, self.w, rows)
+        return NodeWork(rows, self.w[rows], stats.impurity, 0, (state, stats))
+
+    @staticmethod
+    def summarize(node: NodeWork):
+        stats = node.state[1]  # computed when the node was created
+        return stats.value, stats.weight, stats.distribution, stats.impurity
+
+    def _missing_counts(self, rows) -> np.ndarray:
+        nm = np.zeros(self.XT.shape[0], dtype=np.intp)
+        if self.nan_features.size:
+            nm[self.nan_features] = self.isnan[self.nan_features][:, rows].sum(axis=1)
+        return nm
+
+    def _visit(self, lo, hi, nm, n) -> np.ndarray:
+        """Features to evaluate, in visiting order: sklearn draws features without
+        replacement until it has drawn max_features *and* one non-constant one;
+        constant ones are drawn (and counted) but not evaluated."""
+        # (NaN comparisons are simply false in numpy; no warnings to silence)
+        const = (nm == n) | ((nm == 0) & (hi <= lo + FEATURE_THRESHOLD))
+        perm = self.rng.permutation(len(const))
+        cp = const[perm]
+        found = np.flatnonzero(~cp)
+        if found.size == 0:
+            return found
+        stop = max(self.max_features, int(found[0]) + 1)
+        return perm[:stop][~cp[:stop]]
+
+    def find_split(self, node: NodeWork) -> Partition | None:
+        rows = node.rows
+        n = len(rows)
+        nm = self._missing_counts(rows)
+        if self.splitter == "best":
+            S = node.state[0]
+            last = np.maximum(n - nm - 1, 0)
+            idx = np.arange(len(nm))
+            lo, hi = self.XT[idx, S[:, 0]], self.XT[idx, S[idx, last]]
+        else:
+            lo = np.fmin.reduce(self.XT[:, rows], axis=1)
+            hi = np.fmax.reduce(self.XT[:, rows], axis=1)
+        feats = self._visit(lo, hi, nm, n)
+        search = self._best_block if self.splitter == "best" else self._random_block
+        best = None
+        step = max(1, _BLOCK // n)
+        for start in range(0, len(feats), step):
+            found = search(node, feats[start:start + step], nm, lo, hi)
+            if found is not None and (best is None or found[0] > best[0]):
+                best = found
+        if best is None:
+            return None
+        _, feature, threshold, missing_left = best
+        return self._partition(node, feature, threshold, missing_left)
+
+    # -- candidate search --------------------------------------------------------
+
+    def _leaf_ok(self, n, n_left, wl, wr):
+        msl, mwl = self.min_samples_leaf, self.min_weight_leaf
+        return (n_left >= msl) & (n - n_left >= msl) & (wl >= mwl) & (wr >= mwl)
+
+    def _best_block(self, node, F, nm_all, lo, hi):
+        S = node.state[0][F]
+        n = S.shape[1]
+        V = self.XT[F[:, None], S]
+        nm = nm_all[F]
+        nn = n - nm
+        i = np.arange(1, n)
+        boundary = V[:, 1:] > V[:, :-1] + FEATURE_THRESHOLD  # float32, as sklearn
+        # pass 1: missing rows (sorted last) go right; i == nn is "all present left"
+        wl, wr, proxy = self.criterion.prefix_proxy(self.T, self.w, S)
+        valid = (boundary | ((i == nn[:, None]) & (nm[:, None] > 0))) & self._leaf_ok(n, i, wl, wr)
+        p1 = np.where(valid, proxy, -np.inf)
+        pos = p1.argmax(axis=1)
+        val = p1[np.arange(len(F)), pos]
+        left_pass = np.zeros(len(F), dtype=bool)
+        miss = np.flatnonzero(nm > 0)
+        if miss.size:
+            # pass 2: the same sequence rotated so missing rows come first (go left)
+            rot = (np.arange(n)[None, :] + nn[miss, None]) % n
+            S2 = np.take_along_axis(S[miss], rot, axis=1)
+            wl2, wr2, proxy2 = self.criterion.prefix_proxy(self.T, self.w, S2)
+            j = i[None, :] - nm[miss, None]  # present rows on the left
+            ok_j = np.take_along_axis(boundary[miss], np.clip(j - 1, 0, n - 2), axis=1)
+            valid2 = (j >= 1) & (j <= nn[miss, None] - 1) & ok_j & self._leaf_ok(n, i, wl2, wr2)
+            p2 = np.where(valid2, proxy2, -np.inf)
+            pos2 = p2.argmax(axis=1)
+            val2 = p2[np.arange(miss.size), pos2]
+            better = val2 > val[miss]  # pass 1 comes first in sklearn: strict
+            sel = miss[better]
+            val[sel], pos[sel], left_pass[sel] = val2[better], pos2[better], True
+        r = int(val.argmax())  # first maximum = earliest in visiting order
+        if val[r] == -np.inf:
+            return None
+        n_left, f_nm, f_nn = int(pos[r]) + 1, int(nm[r]), int(nn[r])
+        if left_pass[r]:
+            k = n_left - f_nm
+            threshold = float(V[r, k - 1]) / 2.0 + float(V[r, k]) / 2.0
+            missing_left = True
+        elif n_left == f_nn:
+            threshold, missing_left = math.inf, False  # NaN <= inf is false
+        else:
+            threshold = float(V[r, n_left - 1]) / 2.0 + float(V[r, n_left]) / 2.0
+            missing_left = False
+        if f_nm == 0:
+            missing_left = n_left > n - n_left
+        return float(val[r]), int(F[r]), threshold, missing_left
+
+    def _random_block(self, node, F, nm_all, lo, hi):
+        rows = node.rows
+        n, q = len(rows), len(F)
+        lo64, hi64 = lo[F].astype(np.float64), hi[F].astype(np.float64)
+        thr = lo64 + (hi64 - lo64) * self.rng.random(q)
+        thr = np.where(thr == hi64, lo64, thr)  # as sklearn: never split above the max
+        nm = nm_all[F]
+        draw = self.rng.integers(0, 2, q).astype(bool)
+        dirs = np.where(nm > 0, draw, False)
+        X = self.XT[F][:, rows].astype(np.float64)
+        left = np.where(np.isnan(X), dirs[:, None], X <= thr[:, None])
+        n_left = left.sum(axis=1)
+        seqs = rows[np.argsort(~left, axis=1, kind="stable")]
+        wl, wr, proxy = self.criterion.prefix_proxy(self.T, self.w, seqs)
+        col = np.clip(n_left - 1, 0, n - 2)
+        r_idx = np.arange(q)
+        ok = self._leaf_ok(n, n_left, wl[r_idx, col], wr[r_idx, col]) & (n_left > 0) & (n_left < n)
+        val = np.where(ok, proxy[r_idx, col], -np.inf)
+        r = int(val.argmax())
+        if val[r] == -np.inf:
+            return None
+        missing_left = bool(dirs[r]) if nm[r] > 0 else bool(n_left[r] > n - n_left[r])
+        return float(val[r]), int(F[r]), float(thr[r]), missing_left
+
+    # -- applying the chosen split ----------------------------------------------------
+
+    def _partition(self, node, feature, threshold, missing_left) -> Partition:
+        rows = node.rows
+        x = self.XT[feature, rows].astype(np.float64)
+        left = np.where(np.isnan(x), missing_left, x <= threshold)
+        rows_l, rows_r = rows[left], rows[~left]
+        S = node.state[0]
+        sorted_l = sorted_r = None
+        if S is not None:
+            self._mask[rows_l] = True
+            m = self._mask[S]
+            self._mask[rows_l] = False
+            sorted_l, sorted_r = S[m].reshape(len(S), -1), S[~m].reshape(len(S), -1)
+        w = self.w
+        st_l, st_r = self.criterion.children_stats(self.T, w, rows_l, rows_r)
+        w_node = node.state[1].weight
+        w_l = st_l.weight
+        w_r = w_node - w_l
+        improvement = (w_node / self.total_weight) * (
+            node.impurity - (w_r / w_node * st_r.impurity) - (w_l / w_node * st_l.impurity))
+        children = [NodeWork(rows_l, w[rows_l], st_l.impurity, state=(sorted_l, st_l)),
+                    NodeWork(rows_r, w[rows_r], st_r.impurity, state=(sorted_r, st_r))]
+        return Partition(float32_test(feature, threshold), DefaultChild(0 if missing_left else 1),
+                         children, improvement)

@@ -1,22 +1,33 @@
 """Impurity criteria as vectorised numpy, and a plain dict registry.
 
-A criterion sees the training targets ``T`` and weights ``w`` for *all* rows and
+A criterion sees the training targets ``T`` and weights ``w`` of *all* rows and
 is handed global row ids. Classification criteria take ``T`` as class codes
 (shape (N,)), regression criteria as floats (shape (N, n_outputs)).
 
-The central operation is :meth:`Criterion.prefix_proxy`: given ``seqs`` of shape
-(q, n) -- q orderings of the same n rows, e.g. one per feature, sorted by that
-feature -- it scores every split "first i rows left, the rest right" for
-i = 1..n-1 at once. Split finders only order rows; criteria never see features.
+* :meth:`Criterion.stats` summarises one node: impurity, leaf value, total
+  weight and (classification) weighted class counts.
+* :meth:`Criterion.prefix_proxy` scores splits in bulk: given ``seqs`` of shape
+  (q, n) -- q orderings of the same n rows, e.g. one per feature sorted by that
+  feature -- it scores every split "first i rows left, the rest right",
+  i = 1..n-1, at once. Split finders only order rows; criteria never see X.
 
-The formulas follow scikit-learn's ``_criterion.pyx`` operation for operation
-(same proxies, same association order), so that exact ties between candidate
+The proxies follow scikit-learn's ``_criterion.pyx`` operation for operation
+(same formulas, same association order), so that exact ties between candidate
 splits are recognised as ties and break the same way.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
+
+
+class NodeStats(NamedTuple):
+    impurity: float
+    value: tuple  # the leaf value
+    weight: float  # total weight of the rows
+    distribution: tuple | None  # weighted class counts (classification)
 
 
 class Criterion:
@@ -25,21 +36,18 @@ class Criterion:
     name = ""
     task = ""
 
-    def impurity(self, T, w, idx) -> float:
+    def stats(self, T, w, idx) -> NodeStats:
         raise NotImplementedError
 
-    def children_impurity(self, T, w, left, right) -> tuple[float, float]:
-        return self.impurity(T, w, left), self.impurity(T, w, right)
+    def children_stats(self, T, w, left, right) -> tuple[NodeStats, NodeStats]:
+        return self.stats(T, w, left), self.stats(T, w, right)
+
+    def impurity(self, T, w, idx) -> float:
+        return self.stats(T, w, idx).impurity
 
     def prefix_proxy(self, T, w, seqs):
         """(w_left, w_right, proxy), each (q, n-1): larger proxy = better split."""
         raise NotImplementedError
-
-    def leaf_value(self, T, w, idx) -> tuple[float, ...]:
-        raise NotImplementedError
-
-    def distribution(self, T, w, idx):
-        return None
 
 
 def _weights_prefix(ws):
@@ -54,20 +62,11 @@ class _Classification(Criterion):
     def __init__(self, n_classes: int):
         self.n_classes = int(n_classes)
 
-    def counts(self, T, w, idx) -> np.ndarray:
-        return np.bincount(T[idx], weights=w[idx], minlength=self.n_classes).astype(np.float64)
-
-    def impurity(self, T, w, idx) -> float:
-        counts = self.counts(T, w, idx)
-        return self._impurity(counts, float(w[idx].sum()))
-
-    def leaf_value(self, T, w, idx):
-        counts = self.counts(T, w, idx)
-        total = float(w[idx].sum())
-        return tuple(float(c / total) for c in counts)
-
-    def distribution(self, T, w, idx):
-        return tuple(float(c) for c in self.counts(T, w, idx))
+    def stats(self, T, w, idx) -> NodeStats:
+        counts = np.bincount(T[idx], weights=w[idx], minlength=self.n_classes).tolist()
+        total = sum(counts)  # consistent with the counts, so a pure node has impurity 0
+        return NodeStats(self._impurity(counts, total), tuple(c / total for c in counts),
+                         total, tuple(counts))
 
     def prefix_proxy(self, T, w, seqs):
         ws = w[seqs]
@@ -107,6 +106,9 @@ class Gini(_Classification):
         return 1.0 - acc / (wsum * wsum)
 
 
+_LN2 = np.log(2.0)  # sklearn's entropy is in bits, computed as ln(p) / ln(2)
+
+
 class Entropy(_Classification):
     name = "entropy"
 
@@ -116,14 +118,14 @@ class Entropy(_Classification):
         for c in counts:
             if c > 0.0:
                 p = c / total
-                ent -= p * np.log(p)
+                ent -= p * (np.log(p) / _LN2)
         return float(ent)
 
     @staticmethod
     def _accumulate(acc, c, wsum):
         p = c / wsum
         pos = c > 0.0
-        acc -= np.where(pos, p * np.log(np.where(pos, p, 1.0)), 0.0)
+        acc -= np.where(pos, p * (np.log(np.where(pos, p, 1.0)) / _LN2), 0.0)
 
     @staticmethod
     def _finish(acc, wsum):
@@ -140,33 +142,16 @@ class _Regression(Criterion):
 class SquaredError(_Regression):
     name = "squared_error"
 
-    def _sums(self, T, w, idx):
-        wy = w[idx, None] * T[idx]
-        sq = float((wy * T[idx]).sum())
-        return wy.sum(axis=0), sq, float(w[idx].sum())
-
-    @staticmethod
-    def _from_sums(s, sq, wsum, n_outputs):
-        imp = sq / wsum
-        for k in range(len(s)):
-            imp -= (s[k] / wsum) ** 2.0
-        return imp / n_outputs
-
-    def impurity(self, T, w, idx):
-        s, sq, wsum = self._sums(T, w, idx)
-        return self._from_sums(s, sq, wsum, self.n_outputs)
-
-    def children_impurity(self, T, w, left, right):
-        # sklearn derives the right child as total minus left
-        s_l, sq_l, w_l = self._sums(T, w, left)
-        s_r, sq_r, w_r = self._sums(T, w, right)
-        s_t, sq_t, w_t = s_l + s_r, sq_l + sq_r, w_l + w_r
-        return (self._from_sums(s_l, sq_l, w_l, self.n_outputs),
-                self._from_sums(s_t - s_l, sq_t - sq_l, w_t - w_l, self.n_outputs))
-
-    def leaf_value(self, T, w, idx):
-        s, _, wsum = self._sums(T, w, idx)
-        return tuple(float(v / wsum) for v in s)
+    def stats(self, T, w, idx):
+        # Two-pass variance: exactly 0 for a constant target. sklearn's one-pass
+        # sq/W - mean^2 leaves rounding noise of either sign there, which decides
+        # whether it splits a constant node; rulegen never does.
+        ww = w[idx]
+        wsum = float(ww.sum())
+        Y = T[idx]
+        mean = (ww @ Y) / wsum
+        imp = float((ww @ (Y - mean) ** 2).sum()) / (wsum * self.n_outputs)
+        return NodeStats(imp, tuple(mean.tolist()), wsum, None)
 
     def prefix_proxy(self, T, w, seqs):
         ws = w[seqs]
@@ -196,9 +181,59 @@ def weighted_median(y, w) -> float:
     return float(ys[r])
 
 
+_DENSE = 1 << 21  # elements of (q, n, n) work arrays for the small-node path
+_DENSE_MAX_N = 96  # measured crossover between the two paths
+
+
 def prefix_abs_errors(y, w):
-    """Weighted absolute error around the weighted median of every prefix y[:i],
-    i = 1..n, in O(n log n) numpy work and no loop over rows.
+    """Weighted absolute error around the weighted median of every prefix y[..., :i],
+    i = 1..n, and those medians. ``y`` and ``w`` have shape (n,) or (q, n).
+
+    Small sequences use an O(n^2) broadcast (many at once); long ones the
+    O(n log n) wavelet matrix of :func:`_prefix_abs_errors_long`. Neither loops
+    over rows."""
+    y2, w2 = np.atleast_2d(y), np.atleast_2d(w)
+    q, n = y2.shape
+    if n <= _DENSE_MAX_N:
+        step = max(1, _DENSE // (n * n))
+        out = [_prefix_abs_errors_dense(y2[i:i + step], w2[i:i + step]) for i in range(0, q, step)]
+        ae, med = np.concatenate([o[0] for o in out]), np.concatenate([o[1] for o in out])
+    else:
+        out = [_prefix_abs_errors_long(y2[i], w2[i]) for i in range(q)]
+        ae, med = np.array([o[0] for o in out]), np.array([o[1] for o in out])
+    return (ae, med) if np.ndim(y) == 2 else (ae[0], med[0])
+
+
+def _prefix_abs_errors_dense(y, w):
+    """(q, n) sequences: prefix i is a mask over the ranks of y, so weights cumulated
+    in rank order give every prefix's median at once."""
+    q, n = y.shape
+    order = np.argsort(y, axis=1, kind="stable")  # order[:, r]: position of rank r
+    ys = np.take_along_axis(y, order, axis=1)
+    ws = np.take_along_axis(w, order, axis=1)
+    active = order[:, None, :] <= np.arange(n)[None, :, None]  # (q, prefix end, rank)
+    cum = np.cumsum(np.where(active, ws[:, None, :], 0.0), axis=2)
+    cumy = np.cumsum(np.where(active, (ws * ys)[:, None, :], 0.0), axis=2)
+    cw, cwy = np.cumsum(w, axis=1), np.cumsum(w * y, axis=1)
+    half = 0.5 * cw
+    med_rank = np.argmax(cum > half[..., None], axis=2)  # (q, n)
+    below = np.maximum(med_rank - 1, 0)[..., None]
+    has_below = med_rank > 0
+    wl = np.where(has_below, np.take_along_axis(cum, below, axis=2)[..., 0], 0.0)
+    wyl = np.where(has_below, np.take_along_axis(cumy, below, axis=2)[..., 0], 0.0)
+    median = np.take_along_axis(ys, med_rank, axis=1)
+    exact = has_below & (wl == half)
+    if exact.any():
+        last = np.maximum.accumulate(np.where(active, np.arange(n), -1), axis=2)
+        prev = np.take_along_axis(last, below, axis=2)[..., 0]
+        mid = (np.take_along_axis(ys, np.maximum(prev, 0), axis=1) + median) / 2
+        median = np.where(exact, mid, median)
+    ae = ((cwy - wyl) - median * (cw - wl)) + (median * wl - wyl)
+    return ae, median
+
+
+def _prefix_abs_errors_long(y, w):
+    """One sequence in O(n log n) numpy work.
 
     All prefixes are answered together by a wavelet matrix over the ranks of y:
     ceil(log2 n) levels, each a stable partition by one bit of the rank plus
@@ -261,36 +296,30 @@ def prefix_abs_errors(y, w):
 
 
 class AbsoluteError(_Regression):
-    """Costs O(n log n) per sequence (see prefix_abs_errors), one sequence at a time."""
+    """Costs O(n^2) per sequence for small nodes, O(n log n) for large ones."""
 
     name = "absolute_error"
 
-    def _abs_error(self, T, w, idx):
+    def stats(self, T, w, idx):
         ww = w[idx]
-        total = 0.0
+        total, medians = 0.0, []
         for k in range(self.n_outputs):
             yk = T[idx, k]
             m = weighted_median(yk, ww)
+            medians.append(float(m))
             total += float(np.sum(ww * np.abs(yk - m)))
-        return total, float(ww.sum())
-
-    def impurity(self, T, w, idx):
-        ae, wsum = self._abs_error(T, w, idx)
-        return ae / (wsum * self.n_outputs)
-
-    def leaf_value(self, T, w, idx):
-        return tuple(float(weighted_median(T[idx, k], w[idx])) for k in range(self.n_outputs))
+        wsum = float(ww.sum())
+        return NodeStats(total / (wsum * self.n_outputs), tuple(medians), wsum, None)
 
     def prefix_proxy(self, T, w, seqs):
         ws = w[seqs]
         _, wl, wr = _weights_prefix(ws)
         ae_l = np.zeros_like(wl)
         ae_r = np.zeros_like(wl)
-        for r in range(seqs.shape[0]):
-            for k in range(self.n_outputs):
-                yk = T[seqs[r], k]
-                ae_l[r] += prefix_abs_errors(yk, ws[r])[0][:-1]
-                ae_r[r] += prefix_abs_errors(yk[::-1], ws[r, ::-1])[0][:-1][::-1]
+        for k in range(self.n_outputs):
+            yk = T[seqs, k]
+            ae_l += prefix_abs_errors(yk, ws)[0][:, :-1]
+            ae_r += prefix_abs_errors(yk[:, ::-1], ws[:, ::-1])[0][:, :-1][:, ::-1]
         imp_l = ae_l / (wl * self.n_outputs)
         imp_r = ae_r / (wr * self.n_outputs)
         return wl, wr, -wr * imp_r - wl * imp_l

@@ -1,0 +1,195 @@
+"""The C target: a header and one or more C99 translation units, exact bit for bit.
+
+Each tree is a ``static`` function that adds its leaf to the accumulator array. Its body
+is nested ``if``/``else`` while the nesting stays within ``MAX_NESTING`` blocks, and a flat
+goto/label form beyond (MSVC stops at 128 nested blocks, C1061; the goto form has none, so
+any depth compiles). Trees with C4.5 blends get a forward pass over node ids instead (see
+:mod:`rulegen.targets.c_trees`). Large ensembles are split over several translation units.
+
+Exactness notes (docs/IR.md is the specification):
+
+- Comparisons are in double; float32 tests use the exact float64 bound from
+  :func:`rulegen.codegen.lower.float64_bound`. "Go left when ``x <= t``, missing left" is
+  written ``!(x > t)``, which is NaN-safe with no isnan call.
+- float32 models accumulate in ``float`` (every C ``float`` operation rounds to float with
+  FLT_EVAL_METHOD 0); the link runs in double and the outputs are rounded to float.
+- FMA contraction: gcc 12 ignores ``#pragma STDC FP_CONTRACT OFF`` (a -Wunknown-pragmas error
+  under -Wall -Werror) and, with ``-std=gnu99 -ffp-contract=fast -march=native``, does fuse
+  ``s + w*x`` even across statements. So every product that feeds an addition (oblique sums,
+  blend weights, a blended tree's weight) is stored in a ``volatile`` local first: a compiler
+  cannot fuse through a volatile, whatever its flags. Ordinary leaves fold the tree weight in
+  at generation time, so they have no products at all.
+- gcc 12.2 at -O2 miscompiles ``(double)(float)x`` in a vectorised loop (the SLP vectoriser
+  drops the round trip, even through a float array), so float32 outputs are rounded through a
+  ``volatile float`` in the template.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import rulegen
+from rulegen.codegen import lower
+from rulegen.codegen.jinja import render
+from rulegen.codegen.literals import (
+    c_comment,
+    c_double,
+    c_float,
+    c_identifier,
+    c_string,
+)
+from rulegen.errors import RulegenError
+from rulegen.ir.nodes import Leaf, Model, Tree
+from rulegen.targets import c_trees
+from rulegen.targets.base import Target
+
+FORMS = ("auto", "nested", "goto")
+
+
+class CTarget(Target):
+    name = "c"
+    description = "C99 header and source files, no dependencies beyond <math.h>"
+    default_extension = ".c"
+
+    MAX_NESTING = 32  # nested if/else up to this many blocks deep, goto/label form beyond
+    MAX_TREES_PER_FILE = 100  # trees per translation unit
+    MAX_NODES_PER_FILE = 20000  # nodes per translation unit (a tree is never split)
+
+    def generate(self, model: Model, *, name: str = "model", **options) -> dict[str, str]:
+        comments = bool(options.pop("comments", True))
+        form = options.pop("form", "auto")
+        if options:
+            raise RulegenError(f"unknown option(s) for the C target: {', '.join(sorted(options))}")
+        if form not in FORMS:
+            raise RulegenError(f"form must be one of {', '.join(FORMS)}, got {form!r}")
+        return _Builder(self, model, c_identifier(name), comments, form).files()
+
+
+class _Builder:
+    def __init__(self, target: CTarget, model: Model, prefix: str, comments: bool, form: str):
+        self.t, self.model, self.prefix, self.comments, self.form = target, model, prefix, comments, form
+        self.f32 = model.dtype == "float32"
+        self.acc_type = "float" if self.f32 else "double"
+
+    def lit(self, v: float) -> str:
+        """A literal in the accumulation type (the value is already rounded to it)."""
+        return c_float(v) if self.f32 else c_double(v)
+
+    def rounded(self, v: float) -> str:
+        return self.lit(float(np.float32(v)) if self.f32 else float(v))
+
+    # --- trees -----------------------------------------------------------------------
+
+    def tree_function(self, index: int, tree: Tree) -> dict:
+        m, p = self.model, self.prefix
+        em = c_trees.Emitter(m, tree, p, self.comments)
+        width = 1 if tree.output is not None else m.n_raw
+        slots = [tree.output] if tree.output is not None else list(range(m.n_raw))
+        vote = m.aggregation == "vote"
+        if lower.has_blend(tree):
+            form = "blend"
+            body = c_trees.emit_blend(em, width, lambda leaf: [c_double(v) for v in leaf.value])
+            body += self.blend_tail(em, tree, width, slots)
+        else:
+            def leaf_lines(leaf: Leaf) -> list[str]:
+                if vote:
+                    j = c_trees.vote_winner(tree, leaf)
+                    return [f"acc[{j}] = acc[{j}] + {self.rounded(tree.weight)};"]
+                values = lower.leaf_contribution(m, tree, leaf)
+                return [" ".join(f"acc[{j}] = acc[{j}] + {self.lit(v)};" for j, v in zip(slots, values))]
+
+            form = self.form
+            if form == "auto":
+                form = "nested" if c_trees.nesting(tree) <= self.t.MAX_NESTING else "goto"
+            emit = c_trees.emit_nested if form == "nested" else c_trees.emit_goto
+            body = emit(em, leaf_lines)
+        note = f"tree {index}: {len(tree.nodes)} nodes, depth {lower.depth(tree)}, {form} form"
+        if tree.weight != 1.0:
+            note += f", weight {tree.weight!r}"
+        if tree.output is not None:
+            note += (f", output {tree.output} (a vote goes to the argmax of its one value: raw[0],"
+                     " as in the evaluator)" if vote else f", adds to raw[{tree.output}]")
+        return {"name": f"{p}_tree_{index}", "index": index, "comment": note, "decls": list(em.decls),
+                "body": body, "uses_dot": em.uses_dot}
+
+    def blend_tail(self, em: c_trees.Emitter, tree: Tree, width: int, slots: list[int]) -> list[str]:
+        """Weight the blended output o[], then add it (or its vote) to the accumulator."""
+        ind, out = c_trees.INDENT, []
+        cast = "(float)" if self.f32 else ""
+        weighted = tree.weight != 1.0
+        if self.model.aggregation == "vote":
+            em.decls["int k;"] = em.decls["int b = 0;"] = None
+            if weighted:
+                out += [f"{ind}o[{k}] = {c_double(tree.weight)} * o[{k}];" for k in range(width)]
+            out += [f"{ind}for (k = 1; k < {width}; k++) {{",
+                    f"{ind * 2}if (o[b] != o[b]) break;  /* the first NaN wins, as numpy's argmax */",
+                    f"{ind * 2}if (o[k] > o[b] || o[k] != o[k]) b = k;",
+                    f"{ind}}}",
+                    f"{ind}acc[b] = acc[b] + {self.rounded(tree.weight)};"]
+            return out
+        for k, j in enumerate(slots):
+            if weighted:
+                out.append(f"{ind}q = {c_double(tree.weight)} * o[{k}]; acc[{j}] = acc[{j}] + {cast}q;")
+            else:
+                out.append(f"{ind}acc[{j}] = acc[{j}] + {cast}o[{k}];")
+        return out
+
+    def chunks(self) -> list[list[dict]]:
+        chunks: list[list[dict]] = [[]]
+        nodes = 0
+        for i, tree in enumerate(self.model.trees):
+            cur = chunks[-1]
+            full = len(cur) >= self.t.MAX_TREES_PER_FILE
+            if cur and (full or nodes + len(tree.nodes) > self.t.MAX_NODES_PER_FILE):
+                chunks.append([])
+                nodes = 0
+            chunks[-1].append(self.tree_function(i, tree))
+            nodes += len(tree.nodes)
+        return chunks
+
+    # --- files -------------------------------------------------------------------------
+
+    def features(self) -> list[dict]:
+        out = []
+        for i, f in enumerate(self.model.features):
+            cats = [{"code": k, "label": c_comment(c_trees.show(lab))} for k, lab in enumerate(f.categories)]
+            out.append({"index": i, "name": c_comment(c_trees.show(f.name)), "kind": f.kind,
+                        "categories": cats, "string": c_string(f.name)})
+        return out
+
+    def files(self) -> dict[str, str]:
+        m, p = self.model, self.prefix
+        classifier = m.target.task == "classification"
+        binary = classifier and m.n_raw == 1 and len(m.target.classes) == 2
+        n_out = len(m.target.classes) if classifier else m.n_raw
+        chunks = self.chunks()
+        divisor = None
+        if m.aggregation == "mean":
+            divisor = self.rounded(float(len(m.trees)))
+        elif m.aggregation == "vote":
+            divisor = self.rounded(lower.total_weight(m))
+        prov = m.provenance
+        source = ", ".join(c_comment(s) for s in (prov.algorithm, prov.library) if s)
+        ctx = {
+            "prefix": p, "guard": f"RULEGEN_{p.upper()}_H", "version": rulegen.__version__,
+            "source": source, "n_trees": len(m.trees), "n_files": len(chunks),
+            "aggregation": m.aggregation, "link": m.link, "dtype": m.dtype, "acc_type": self.acc_type,
+            "f32": self.f32, "needs_lm": m.link != "identity", "task": m.target.task,
+            "target_name": c_comment(c_trees.show(m.target.name)),
+            "classifier": classifier, "binary": binary, "n_features": len(m.features),
+            "n_raw": m.n_raw, "n_outputs": n_out, "features": self.features(),
+            "classes": [{"string": c_string(c), "comment": c_comment(c_trees.show(c))}
+                        for c in m.target.classes],
+            "base": [self.rounded(b) for b in m.base_score], "divisor": divisor,
+            "parts": [f"{p}_part_{i}" for i in range(1, len(chunks))],
+        }
+        files = {f"{p}.h": render("c/header.h.j2", ctx)}
+        for i, trees in enumerate(chunks):
+            huge = any("HUGE_VAL" in line for t in trees for line in t["body"] + t["decls"])
+            part = {**ctx, "trees": trees, "uses_dot": any(t["uses_dot"] for t in trees),
+                    "include_math": huge or (i == 0 and ctx["needs_lm"]),
+                    "part": None if i == 0 else f"{p}_part_{i}", "part_index": i}
+            files[f"{p}.c" if i == 0 else f"{p}_{i}.c"] = render(
+                "c/source.c.j2" if i == 0 else "c/part.c.j2", part)
+        return files
+

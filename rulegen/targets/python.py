@@ -1,0 +1,200 @@
+"""The Python target: one standard-library module that predicts exactly as the evaluator.
+
+Contract (DESIGN.md section 4): ``FEATURES``, ``TASK``, ``CLASSES`` (classifiers), ``N_OUTPUTS``,
+``predict(row)``, ``predict_proba(row)`` (classifiers), ``predict_raw(row)`` and the batch forms
+``predict_batch(rows)`` / ``predict_proba_batch(rows)``. A row is a sequence in ``FEATURES`` order
+or a mapping from feature name to value; ``None`` or NaN is missing; categorical values are
+their labels and anything else is an unseen category.
+
+Exactness: float32 comparisons become float64 ones against bounds from
+:func:`rulegen.codegen.lower.float64_bound`; float32 accumulation rounds every addition and
+division with ``struct`` (exact: a float64 sum or quotient of two float32 values rounded once
+more to float32 is the correctly rounded float32 result, since 53 >= 2 * 24 + 2), mapping
+struct's OverflowError to +-inf; ``math.exp`` is guarded as the evaluator guards it.
+Trees are laid out by :mod:`rulegen.targets.python_tree`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rulegen.codegen.jinja import render
+from rulegen.codegen.literals import py_comment, py_docstring, py_float, py_identifier, py_str
+from rulegen.codegen.lower import total_weight
+from rulegen.ir.nodes import Model
+from rulegen.targets.base import Target
+from rulegen.targets.python_tree import (  # noqa: F401  (limits re-exported for tests and docs)
+    MAX_BLOCK_DEPTH,
+    MAX_CHAIN,
+    MAX_INLINE_TERMS,
+    TreeWriter,
+)
+
+# A module named like one the generated code imports would shadow it when imported itself.
+_IMPORTED = frozenset({"math", "struct"})
+# How much of the feature list the module docstring spells out (FEATURES always has it all).
+DOC_FEATURES = 50
+DOC_CATEGORIES = 10
+
+
+def module_name(name: str) -> str:
+    """The module (file stem) for a user-given ``name``: a valid, non-shadowing identifier."""
+    stem = py_identifier(str(name))
+    return stem + "_model" if stem in _IMPORTED else stem
+
+
+def _dtype(model: Model, v: float) -> float:
+    return float(np.float32(v)) if model.dtype == "float32" else float(v)
+
+
+class PythonTarget(Target):
+    name = "python"
+    description = "one dependency-free Python module (standard library only)"
+    default_extension = ".py"
+
+    def generate(self, model: Model, *, name: str = "model", comments: bool = True, **options) -> dict[str, str]:
+        if options:
+            raise TypeError(f"unknown option(s) for the python target: {', '.join(sorted(options))}")
+        stem = module_name(name)
+        return {stem + ".py": render("python/module.py.j2", self.context(model, stem, comments))}
+
+    def context(self, model: Model, stem: str, comments: bool = True) -> dict:
+        f32 = model.dtype == "float32"
+        classifier = model.target.task == "classification"
+        helpers: set[str] = set()
+        functions, constants, raw_lines = [], [], ["x = _inputs(row)"]
+        base = ", ".join(py_float(_dtype(model, b)) for b in model.base_score)
+        raw_lines.append(f"a = [{base}]")
+        for i in range(len(model.trees)):
+            code = TreeWriter(model, i, comments).write()
+            helpers |= code.helpers
+            constants += code.constants
+            functions += [{"name": f.name, "params": f.params, "comment": f.comment,
+                           "body": "\n".join("    " + line for line in f.body)} for f in code.functions]
+            raw_lines += self._accumulate(model, i, code.name, code.returns, helpers)
+        raw_lines.append(self._finish(model))
+        if f32:
+            helpers.add("f32")
+        if model.link != "identity":
+            helpers.add("exp")
+        if classifier:
+            helpers.add("argmax")
+        inputs, levels_consts = [], []
+        for j, feat in enumerate(model.features):
+            note = "  " + py_comment("# " + py_str(feat.name)) if comments else ""
+            if feat.kind == "categorical":
+                levels = ", ".join(py_str(c) for c in feat.categories)
+                levels_consts.append((f"_LEVELS_{j}", f"frozenset({{{levels}}})"))
+                inputs.append((f"_category(row[{j}], _LEVELS_{j})", note))
+            else:
+                helpers.add("number")
+                inputs.append((f"_number(row[{j}])", note))
+        binary = classifier and model.n_raw == 1 and len(model.target.classes) == 2
+        return {
+            "docstring": py_docstring(self._docstring(model, stem)),
+            "imports": [m for m, need in (("math", "exp" in helpers), ("struct", f32)) if need],
+            "categorical": any(f.kind == "categorical" for f in model.features),
+            "features": [py_str(f.name) for f in model.features],
+            "task": py_str(model.target.task),
+            "classes": [py_str(c) for c in model.target.classes] if classifier else None,
+            "n_outputs": len(model.target.classes) if classifier else model.target.n_outputs,
+            "constants": levels_consts + constants,
+            "helpers": helpers,
+            "functions": functions,
+            "inputs": inputs,
+            "dtype": model.dtype,
+            "link": model.link,
+            "raw_lines": raw_lines,
+            "output_lines": self._link(model),
+            "proba": ("[_f32(1.0 - out[0]), out[0]]" if f32 else "[1.0 - out[0], out[0]]") if binary else "out",
+        }
+
+    @staticmethod
+    def _accumulate(model: Model, i: int, fn: str, returns: str, helpers: set[str]) -> list[str]:
+        """predict_raw's line(s) adding tree ``i`` to the accumulator ``a``."""
+        f32 = model.dtype == "float32"
+        tree = model.trees[i]
+        if returns == "vote":
+            w = py_float(_dtype(model, tree.weight))
+            return [f"k = {fn}(x)", f"a[k] = _f32(a[k] + {w})"] if f32 else [f"a[{fn}(x)] += {w}"]
+        if returns == "vector":
+            helpers.add("add32" if f32 else "add")
+            return [f"{'_add32' if f32 else '_add'}(a, {fn}(x))"]
+        k = tree.output or 0
+        return [f"a[{k}] = _f32(a[{k}] + {fn}(x))" if f32 else f"a[{k}] += {fn}(x)"]
+
+    @staticmethod
+    def _finish(model: Model) -> str:
+        if model.aggregation == "sum":
+            return "return a"
+        d = len(model.trees) if model.aggregation == "mean" else total_weight(model)
+        v = f"v / {py_float(_dtype(model, d))}"
+        return f"return [{'_f32(' + v + ')' if model.dtype == 'float32' else v} for v in a]"
+
+    @staticmethod
+    def _link(model: Model) -> list[str]:
+        """_outputs(raw): the link in float64 (IR.md), then rounded to the model's dtype."""
+        r = "_f32(v)" if model.dtype == "float32" else "v"
+        if model.link == "identity":
+            return [f"return [{r} for v in raw]" if r != "v" else "return raw"]
+        if model.link == "sigmoid":
+            return [f"out = [1.0 / (1.0 + _exp(-v)) for v in raw]", f"return [{r} for v in out]"]
+        if model.link == "exp":
+            return ["out = [_exp(v) for v in raw]", f"return [{r} for v in out]"]
+        return [  # softmax
+            "m = raw[0]",
+            "for v in raw:  # the maximum, or NaN if any score is NaN (as numpy.max)",
+            "    if v > m or v != v:",
+            "        m = v",
+            "e = [_exp(v - m) for v in raw]",
+            "s = e[0]",
+            "for v in e[1:]:  # summed left to right",
+            "    s = s + v",
+            f"return [{'_f32(v / s)' if r != 'v' else 'v / s'} for v in e]",
+        ]
+
+    @staticmethod
+    def _docstring(model: Model, stem: str) -> str:
+        t, p = model.target, model.provenance
+        classifier = t.task == "classification"
+        lines = [
+            f"{'Classifier' if classifier else 'Regressor'} for {py_str(t.name)}, compiled by rulegen "
+            "into standard-library Python.",
+            "",
+            f"{len(model.trees)} tree(s), aggregation {model.aggregation}, link {model.link}, "
+            f"accumulated in {model.dtype}.",
+        ]
+        if classifier:
+            lines.append("Classes: " + ", ".join(py_str(c) for c in t.classes) + ".")
+        about = [f"algorithm {py_str(p.algorithm)}" if p.algorithm else "",
+                 f"trained with {py_str(p.library)}" if p.library else "",
+                 f"{p.n_samples} samples" if p.n_samples is not None else "",
+                 f"{p.n_features} features" if p.n_features is not None else ""]
+        if any(about):
+            lines.append("Provenance: " + ", ".join(a for a in about if a) + ".")
+        if p.params:
+            lines.append("Parameters: " + ", ".join(f"{k}={py_str(v)}" for k, v in p.params) + ".")
+        calls = [("predict(row)", "the class label" if classifier else "the value(s)")]
+        if classifier:
+            calls.append(("predict_proba(row)", "probabilities, in CLASSES order"))
+        calls += [("predict_batch(rows)", "one prediction per row"),
+                  ("predict_raw(row)", "the scores before the link")]
+        lines += ["", "Usage::", "", f"    import {stem}", ""]
+        lines += [f"    {stem}.{call:<22} # {what}" for call, what in calls]
+        lines += [
+            "",
+            "A row is a sequence of values in FEATURES order, or a mapping with every feature name",
+            "as a key. None or NaN is missing. Categorical features take their labels; any other",
+            "value is an unseen category. Results equal rulegen's reference evaluator bit for bit.",
+            "",
+            "Features:",
+        ]
+        for f in model.features[:DOC_FEATURES]:
+            kind = f.kind
+            if f.kind == "categorical":
+                cats = ", ".join(py_str(c) for c in f.categories[:DOC_CATEGORIES])
+                kind += f": {cats}" + (", ..." if len(f.categories) > DOC_CATEGORIES else "")
+            lines.append(f"    {py_str(f.name)} ({kind})")
+        if len(model.features) > DOC_FEATURES:
+            lines.append(f"    ... and {len(model.features) - DOC_FEATURES} more (see FEATURES)")
+        return "\n".join(lines) + "\n"

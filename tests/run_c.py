@@ -1,0 +1,176 @@
+"""Executor for generated C: compile the files with ``cc`` and run them on rows, exactly.
+
+    from run_c import run_c, have_cc
+    res = run_c(CTarget().generate(model, name="m"), "m", X)
+    res["raw"], res["out"], res["class"], res["out_f"]
+
+Rows travel as raw float64 bytes (``fread``), results come back as raw float64 bytes
+(``fwrite``), so nothing is lost in decimal text. Each ``.c`` file (the generated ones and
+a driver) compiles as its own translation unit, in parallel, then everything links.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+STRICT = ("-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic")
+
+_DRIVER = r"""
+#include <stdio.h>
+#include <string.h>
+#include "@H@"
+
+#ifdef P_N_CLASSES
+#define HAS_CLASS 1
+#else
+#define HAS_CLASS 0
+#endif
+
+static void put_strings(FILE *f, const char *const *s, int n)
+{
+    int i;
+    for (i = 0; i < n; i++) fwrite(s[i], 1, strlen(s[i]) + 1, f);
+}
+
+int main(int argc, char **argv)
+{
+    FILE *in, *out, *names;
+    double x[P_N_FEATURES], raw[P_N_RAW], o[P_N_OUTPUTS], of[P_N_OUTPUTS], cls;
+    float xf[P_N_FEATURES];
+    int i;
+    if (argc != 4) return 2;
+    in = fopen(argv[1], "rb");
+    out = fopen(argv[2], "wb");
+    names = fopen(argv[3], "wb");
+    if (!in || !out || !names) return 3;
+    put_strings(names, P_FEATURE_NAMES, P_N_FEATURES);
+#if HAS_CLASS
+    put_strings(names, P_CLASSES, P_N_CLASSES);
+#endif
+    while (fread(x, sizeof(double), P_N_FEATURES, in) == P_N_FEATURES) {
+        P_predict_raw(x, raw);
+        P_predict(x, o);
+        for (i = 0; i < P_N_FEATURES; i++) xf[i] = (float)x[i];
+        P_predict_f(xf, of);
+#if HAS_CLASS
+        cls = (double)P_predict_class(x);
+#else
+        cls = -1.0;
+#endif
+        fwrite(raw, sizeof(double), P_N_RAW, out);
+        fwrite(o, sizeof(double), P_N_OUTPUTS, out);
+        fwrite(of, sizeof(double), P_N_OUTPUTS, out);
+        fwrite(&cls, sizeof(double), 1, out);
+    }
+    return fclose(out) != 0 || fclose(names) != 0;
+}
+"""
+
+
+class CompileError(AssertionError):
+    pass
+
+
+def cc_path() -> str | None:
+    return os.environ.get("CC") or shutil.which("cc")
+
+
+def have_cc() -> bool:
+    return cc_path() is not None
+
+
+def _prefix(files: dict[str, str], name: str) -> str:
+    if f"{name}.h" in files:
+        return name
+    headers = [f[:-2] for f in files if f.endswith(".h")]
+    if len(headers) != 1:
+        raise ValueError(f"cannot tell which header is {name!r}: {sorted(files)}")
+    return headers[0]
+
+
+def _run_all(commands: list[list[str]], cwd: Path) -> None:
+    """Run commands, at most one per CPU at a time; raise on the first failure."""
+    pending = list(commands)
+    running: list[tuple[list[str], subprocess.Popen]] = []
+    limit = max(1, os.cpu_count() or 1)
+    while pending or running:
+        while pending and len(running) < limit:
+            cmd = pending.pop(0)
+            running.append((cmd, subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE,
+                                                  stderr=subprocess.STDOUT, text=True)))
+        cmd, proc = running.pop(0)
+        output, _ = proc.communicate()
+        if proc.returncode != 0:
+            for _c, p in running:
+                p.kill()
+                p.wait()
+            raise CompileError(f"{' '.join(cmd)} failed:\n{output[-6000:]}")
+
+
+def build(files: dict[str, str], name: str, directory: Path, *, opt: str = "-O1",
+          cflags=STRICT) -> Path:
+    """Write the files and the driver into ``directory``, compile and link; return the program."""
+    prefix = _prefix(files, name)
+    for fname, text in files.items():
+        (directory / fname).write_text(text, encoding="utf-8")
+    driver = _DRIVER.replace("@H@", f"{prefix}.h").replace("P_", f"{prefix}_")
+    (directory / "rulegen_driver_main.c").write_text(driver, encoding="utf-8")
+    cc = cc_path()
+    sources = sorted(f for f in files if f.endswith(".c")) + ["rulegen_driver_main.c"]
+    _run_all([[cc, *cflags, opt, "-c", src, "-o", src[:-2] + ".o"] for src in sources], directory)
+    exe = directory / "rulegen_driver"
+    _run_all([[cc, opt, *[s[:-2] + ".o" for s in sources], "-o", exe.name, "-lm"]], directory)
+    return exe
+
+
+def run_c(files: dict[str, str], name: str, X, *, opt: str = "-O1", cflags=STRICT,
+          directory: str | Path | None = None) -> dict:
+    """Compile ``files`` (as generated, ``name`` the C prefix) and run every row of ``X``.
+
+    Returns ``raw`` (n, N_RAW), ``out`` (n, N_OUTPUTS) from NAME_predict, ``out_f`` from
+    NAME_predict_f on the rows rounded to float, ``class`` (n,) int (-1 for regressors),
+    ``feature_names`` and ``classes`` as read back from the C string tables, and
+    ``compile_seconds``."""
+    X = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
+    with tempfile.TemporaryDirectory(prefix="rulegen_c_") as tmp:
+        work = Path(directory) if directory is not None else Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        t0 = time.perf_counter()
+        exe = build(files, name, work, opt=opt, cflags=cflags)
+        seconds = time.perf_counter() - t0
+        (work / "rows.bin").write_bytes(X.tobytes())
+        proc = subprocess.run([str(exe), "rows.bin", "out.bin", "names.bin"], cwd=work,
+                              capture_output=True, text=True, timeout=600, check=False)
+        if proc.returncode != 0:
+            raise AssertionError(f"driver exited with {proc.returncode}: {proc.stderr[-2000:]}")
+        data = np.frombuffer((work / "out.bin").read_bytes(), dtype=np.float64)
+        strings = [s.decode("utf-8") for s in (work / "names.bin").read_bytes().split(b"\0")[:-1]]
+    n_features = X.shape[1]
+    header = files[f"{_prefix(files, name)}.h"]
+    n_raw, n_out = (_define(header, key) for key in ("_N_RAW", "_N_OUTPUTS"))
+    width = n_raw + 2 * n_out + 1
+    data = data.reshape(len(X), width)
+    return {
+        "raw": data[:, :n_raw],
+        "out": data[:, n_raw:n_raw + n_out],
+        "out_f": data[:, n_raw + n_out:n_raw + 2 * n_out],
+        "class": data[:, -1].astype(np.int64),
+        "feature_names": strings[:n_features],
+        "classes": strings[n_features:],
+        "compile_seconds": seconds,
+    }
+
+
+def _define(header: str, suffix: str) -> int:
+    for line in header.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == "#define" and parts[1].endswith(suffix):
+            return int(parts[2])
+    raise ValueError(f"no #define ..{suffix} in the header")

@@ -1,0 +1,213 @@
+"""The command line: the README's main job, exit codes, one-line errors, atomic writes."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rulegen.cli import main
+from rulegen.data import feature_matrix, read_csv
+from rulegen.ir import evaluate
+from rulegen.modelio import load_model
+
+ROOT = Path(__file__).resolve().parents[1]
+IRIS = ROOT / "examples" / "iris.csv"
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def iris_model(tmp_path, capsys) -> Path:
+    path = tmp_path / "iris.json"
+    code, _, err = run(capsys, "fit", IRIS, "--target", "class", "--param", "random_state=0",
+                       "-o", path)
+    assert code == 0, err
+    return path
+
+
+def test_fit_check_predict(iris_model, tmp_path, capsys):
+    model = load_model(iris_model)
+    assert model.target.name == "class"
+    assert [f.name for f in model.features] == ["sepallength", "sepalwidth", "petallength",
+                                                "petalwidth"]
+    code, out, _ = run(capsys, "check", iris_model)
+    assert code == 0 and "ok: classification (3 classes), 4 features, 1 tree" in out
+    preds = tmp_path / "p.csv"
+    code, _, _ = run(capsys, "predict", iris_model, IRIS, "-o", preds)
+    assert code == 0
+    rows = list(csv.reader(preds.open()))
+    assert rows[0] == ["prediction", "prob_Iris-setosa", "prob_Iris-versicolor",
+                       "prob_Iris-virginica"]
+    X = feature_matrix(model, read_csv(IRIS))
+    expected = evaluate.predict_proba(model, X)
+    got = np.array([[float(v) for v in r[1:]] for r in rows[1:]])
+    assert np.array_equal(got, expected)
+    truth = [r[-1] for r in csv.reader(IRIS.open())][1:]
+    accuracy = np.mean([r[0] == t for r, t in zip(rows[1:], truth)])
+    assert accuracy > 0.99  # an unpruned tree fits iris almost perfectly
+
+
+@pytest.mark.parametrize("target,extra,expect", [
+    ("python", ["-o", "{d}/m.py"], ["m.py"]),
+    ("sql", ["--dialect", "duckdb", "-o", "{d}/m.sql"], ["m.sql"]),
+    ("c", ["-o", "{d}/cdir"], ["cdir/iris.h", "cdir/iris.c"]),
+    ("c", ["-o", "{d}/flower.c"], ["flower.h", "flower.c"]),
+])
+def test_compile_writes_where_it_says(iris_model, tmp_path, capsys, target, extra, expect):
+    args = [a.format(d=tmp_path) for a in extra]
+    code, _, err = run(capsys, "compile", iris_model, "--target", target, *args)
+    assert code == 0, err
+    for rel in expect:
+        assert (tmp_path / rel).is_file(), rel
+        assert str(tmp_path / rel) in err  # says where the files went
+
+
+def _one_line_error(code, err):
+    assert code == 2
+    assert err.endswith("\n") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("content,needle", [
+    ('{"format": "rulegen-ir", "version": 1, "features": [', "bad.json: 1:"),
+    ('{"format": "rulegen-ir", "version": "one"}', "bad.json: version: expected an integer"),
+    ("not a model", "bad.json: not a model file"),
+    ('{"learner": {}, "version": [2, 0]}', "looks like an XGBoost model"),
+    ('{"hello": 1}', 'without a "format" key'),
+])
+def test_bad_model_files(tmp_path, capsys, content, needle):
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    out = tmp_path / "out.py"
+    code, _, err = run(capsys, "compile", bad, "--target", "python", "-o", out)
+    _one_line_error(code, err)
+    assert needle in err
+    assert not out.exists()
+
+
+def test_ill_typed_node_names_json_path(iris_model, tmp_path, capsys):
+    d = json.loads(iris_model.read_text())
+    d["trees"][0]["nodes"][0]["test"]["threshold"] = "high"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(d))
+    code, _, err = run(capsys, "check", bad)
+    _one_line_error(code, err)
+    assert "trees[0].nodes[0].test.threshold: expected a number" in err
+
+
+def test_unknown_target_column(tmp_path, capsys):
+    code, _, err = run(capsys, "fit", IRIS, "--target", "species", "-o", tmp_path / "m.json")
+    _one_line_error(code, err)
+    assert "no column 'species'" in err and "class" in err
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_text_in_numeric_column_names_line(tmp_path, capsys, iris_model):
+    data = tmp_path / "d.csv"
+    lines = IRIS.read_text().splitlines()
+    lines[5] = "five," + lines[5].split(",", 1)[1]
+    data.write_text("\n".join(lines) + "\n")
+    code, _, err = run(capsys, "predict", iris_model, data)
+    _one_line_error(code, err)
+    assert "d.csv:6: column 'sepallength': 'five' is not a number" in err
+    code, _, err = run(capsys, "fit", data, "--target", "class", "-o", tmp_path / "m.json")
+    _one_line_error(code, err)
+    assert "d.csv:6:" in err and not (tmp_path / "m.json").exists()
+
+
+def test_ragged_csv_names_line(tmp_path, capsys):
+    data = tmp_path / "d.csv"
+    data.write_text("a,b,y\n1,2,x\n3,y\n")
+    code, _, err = run(capsys, "fit", data, "--target", "y", "-o", tmp_path / "m.json")
+    _one_line_error(code, err)
+    assert "d.csv:3: expected 3 fields, got 2" in err
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--target", "java"], "unknown value 'java'"),
+    (["--target", "pyhton"], "did you mean 'python'"),
+    (["--target", "sql", "--dialect", "oracle"], "unknown value 'oracle'"),
+    (["--target", "c", "--dialect", "duckdb"], "--dialect applies to the sql target only"),
+])
+def test_unknown_target_or_dialect(iris_model, tmp_path, capsys, args, needle):
+    code, _, err = run(capsys, "compile", iris_model, *args, "-o", tmp_path / "x")
+    _one_line_error(code, err)
+    assert needle in err
+    assert not (tmp_path / "x").exists()
+
+
+def test_unwritable_outputs_leave_nothing(iris_model, tmp_path, capsys):
+    code, _, err = run(capsys, "compile", iris_model, "--target", "python",
+                       "-o", tmp_path / "missing" / "m.py")
+    _one_line_error(code, err)
+    assert "does not exist" in err
+    (tmp_path / "adir").mkdir()
+    code, _, err = run(capsys, "compile", iris_model, "--target", "sql", "-o", tmp_path / "adir")
+    _one_line_error(code, err)
+    assert "is a directory" in err
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    code, _, err = run(capsys, "fit", IRIS, "--target", "class", "-o", blocker / "m.json")
+    _one_line_error(code, err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adir", "file", "iris.json"]
+    assert list((tmp_path / "adir").iterdir()) == []
+
+
+def test_failed_compile_keeps_the_old_output(iris_model, tmp_path, capsys):
+    out = tmp_path / "m.py"
+    out.write_text("# precious\n")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    code, _, _ = run(capsys, "compile", bad, "--target", "python", "-o", out)
+    assert code == 2 and out.read_text() == "# precious\n"
+
+
+def test_bad_param(tmp_path, capsys):
+    code, _, err = run(capsys, "fit", IRIS, "--target", "class", "--param", "max_depht=3",
+                       "-o", tmp_path / "m.json")
+    _one_line_error(code, err)
+    assert "max_depht" in err
+    code, _, err = run(capsys, "fit", IRIS, "--target", "class", "--param", "max_depth",
+                       "-o", tmp_path / "m.json")
+    _one_line_error(code, err)
+    assert "KEY=VALUE" in err
+
+
+@pytest.mark.parametrize("command", ["fit", "compile", "predict", "check"])
+def test_help_explains_with_an_example(capsys, command):
+    code, out, _ = run(capsys, command, "--help")
+    assert code == 0
+    assert "Example" in out and f"rulegen {command}" in out
+
+
+def test_regression_fit_and_task_override(tmp_path, capsys):
+    data = tmp_path / "step.csv"
+    ys = [4.50, 4.75, 4.91, 5.34, 5.80, 7.05, 7.90, 8.23, 8.70, 9.00]
+    data.write_text("x,y\n" + "".join(f"{i + 1},{y}\n" for i, y in enumerate(ys)))
+    out = tmp_path / "m.json"
+    code, _, err = run(capsys, "fit", data, "--target", "y", "--param", "max_depth=1", "-o", out)
+    assert code == 0, err
+    m = load_model(out)
+    assert m.target.task == "regression"
+    assert m.trees[0].nodes[0].test.threshold == 5.5
+
+
+def test_console_script_exit_codes(tmp_path):
+    """The installed entry point, as a user runs it: exit 2 and no traceback."""
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    proc = subprocess.run([sys.executable, "-m", "rulegen.cli", "check", str(bad)],
+                          capture_output=True, text=True, env={**os.environ, "RULEGEN_DEBUG": ""})
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr

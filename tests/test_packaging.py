@@ -1,0 +1,61 @@
+"""The wheel: it carries the templates and grammar, and works installed on its own."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    # --no-isolation: build with the installed hatchling instead of fetching one
+    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir",
+                    str(out), str(ROOT)], check=True, capture_output=True)
+    wheels = list(out.glob("rulegen-*.whl"))
+    assert len(wheels) == 1
+    return wheels[0]
+
+
+def test_wheel_carries_templates_and_grammar(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    templates = {n for n in names if n.startswith("rulegen/templates/")}
+    for target in ("c", "python", "sql"):
+        assert any(n.startswith(f"rulegen/templates/{target}/") and n.endswith(".j2")
+                   for n in templates), target
+    assert any(n.startswith("rulegen/grammar/") for n in names)
+    assert not any(n.startswith(("tests/", "benchmarks/")) for n in names)
+
+
+@pytest.mark.slow
+def test_installed_wheel_fits_and_compiles(wheel, tmp_path):
+    venv = tmp_path / "venv"
+    # system site packages provide numpy/jinja2/lark/click without a download; the wheel's
+    # own rulegen is installed into the venv and must shadow the source checkout.
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall",
+                    str(wheel)], check=True, capture_output=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    where = subprocess.run([str(py), "-c", "import rulegen; print(rulegen.__file__)"], cwd=work,
+                           check=True, capture_output=True, text=True, env=env).stdout
+    assert str(venv) in where, where
+    rulegen = venv / "bin" / "rulegen"
+    iris = ROOT / "examples" / "iris.csv"
+    subprocess.run([str(rulegen), "fit", str(iris), "--target", "class", "-o", "iris.json"],
+                   cwd=work, check=True, env=env)
+    for target, out in (("c", "cout"), ("python", "iris_model.py"), ("sql", "iris.sql")):
+        subprocess.run([str(rulegen), "compile", "iris.json", "--target", target, "-o", out],
+                       cwd=work, check=True, env=env)
+    assert (work / "cout" / "iris.c").is_file()
+    assert (work / "iris_model.py").is_file()
+    assert (work / "iris.sql").is_file()

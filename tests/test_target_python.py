@@ -1,0 +1,432 @@
+"""The Python target: generate, really import, run on adversarial rows, compare bit for bit with
+the evaluator. Also: the float32 rounding helper, the limits (deep, wide, big), user text,
+mapping rows, batch forms, standalone import and determinism."""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import struct
+import subprocess
+import sys
+import tokenize
+
+import irfixtures as F
+import numpy as np
+import pytest
+from run_python import import_source, run_module, run_python
+
+from rulegen.ir import evaluate as ev
+from rulegen.ir.nodes import (
+    Blend,
+    CategoricalTest,
+    DefaultChild,
+    Feature,
+    IntervalTest,
+    Leaf,
+    Model,
+    MultiwayTest,
+    NumericTest,
+    ObliqueTest,
+    Split,
+    Surrogate,
+    Surrogates,
+    Target,
+    Tree,
+)
+from rulegen.ir.validate import validate
+from rulegen.targets.python import MAX_BLOCK_DEPTH, MAX_CHAIN, MAX_INLINE_TERMS, PythonTarget, module_name
+
+
+def _f32(v: float) -> float:
+    return float(np.float32(v))
+
+
+def assert_exact(model: Model, X: np.ndarray, **options):
+    """Generate, import, run the rows (as labels) and compare raw, outputs and class."""
+    got = run_python(model, F.labels_for(model, X), **options)
+    want_raw = ev.raw_scores(model, X).astype(np.float64)
+    assert np.array_equal(got.raw, want_raw, equal_nan=True), _first_diff(got.raw, want_raw, X)
+    if model.target.task == "classification":
+        proba = ev.predict_proba(model, X).astype(np.float64)
+        assert np.array_equal(got.outputs, proba, equal_nan=True), _first_diff(got.outputs, proba, X)
+        assert np.array_equal(got.class_index, ev.predict_class_index(model, X))
+        assert got.predictions == [model.target.classes[i] for i in got.class_index]
+    else:
+        value = ev.predict_value(model, X).astype(np.float64)
+        assert np.array_equal(got.outputs, value, equal_nan=True), _first_diff(got.outputs, value, X)
+    return got
+
+
+def _first_diff(a, b, X):
+    same = (a == b) | (np.isnan(a) & np.isnan(b))
+    i = int(np.flatnonzero(~same.all(axis=1))[0])
+    return f"row {i}: {X[i].tolist()} gives {a[i].tolist()}, evaluator {b[i].tolist()}"
+
+
+# --- every fixture, exactly ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(F.all_models()))
+def test_fixture_models_are_exact(name):
+    model = F.all_models()[name]
+    assert_exact(model, F.probe_rows(model))
+
+
+def test_fixture_models_without_comments_are_exact():
+    for model in F.all_models().values():
+        assert_exact(model, F.probe_rows(model, limit=300), comments=False)
+
+
+def test_deep_chain_is_split_into_shallow_functions():
+    model = F.chain(2500)
+    got = assert_exact(model, F.probe_rows(model, limit=1500))
+    text = PythonTarget().generate(model)["model.py"]
+    parts = text.count("\ndef _tree_0_n")
+    assert 2500 / MAX_BLOCK_DEPTH <= parts <= 2500 / MAX_BLOCK_DEPTH + 3
+    assert _max_indent(text) <= MAX_BLOCK_DEPTH + 2  # the limit holds, with room to spare below 100
+    # parts hand over to the next instead of calling it: the stack stays shallow at any depth
+    assert got.module.predict([1e9, 1e9, 1e9]) == -1.0
+
+
+def test_big_ensemble_is_exact():
+    model = F.big_ensemble(1000)
+    assert_exact(model, F.probe_rows(model, limit=150))
+
+
+def _max_indent(text: str) -> int:
+    return max((len(line) - len(line.lstrip(" "))) // 4 for line in text.splitlines() if line.strip())
+
+
+# --- random models with every construct, shallow and deep, narrow and wide ----------------------------
+
+
+def _random_model(seed: int, *, task="classification", n_classes=3, n_raw=None, aggregation="sum",
+                  link="identity", dtype="float64", n_trees=3, max_nodes=60, wide=False,
+                  blend=0.15, per_output=False) -> Model:
+    """A seeded random model mixing every split kind and missing rule (DFS, so it gets deep)."""
+    rng = np.random.default_rng(seed)
+    feats = (Feature("n0"), Feature("n1"), Feature("n2"),
+             Feature("c_int", "categorical", (10, 20, 30, 40, 50)),
+             Feature("c_str", "categorical", tuple(f"v{i}" for i in range(150 if wide else 6))))
+    if task == "classification":
+        classes = tuple(f"k{i}" for i in range(n_classes))
+        n_raw = n_raw or n_classes
+        target = Target(task, "y", classes)
+    else:
+        target = Target(task, "y", (), n_raw)
+
+    def num_test(f=None):
+        f = int(rng.integers(3)) if f is None else f
+        t = float(np.round(rng.normal(), 1))
+        if rng.random() < 0.5:
+            return NumericTest(f, str(rng.choice(["<", "<="])), _f32(t), "float32")
+        return NumericTest(f, str(rng.choice(["<", "<="])), t)
+
+    def binary_test():
+        r = rng.random()
+        if r < 0.5:
+            return num_test()
+        if r < 0.75:
+            f = int(rng.choice([3, 4]))
+            n = len(feats[f].categories)
+            return CategoricalTest(f, tuple(sorted(rng.choice(n, int(rng.integers(0, n)), replace=False).tolist())))
+        k = int(rng.integers(1, 4)) if rng.random() < 0.8 else MAX_INLINE_TERMS + 5
+        return ObliqueTest(tuple(int(f) for f in rng.integers(0, 3, k)),
+                           tuple(float(np.round(w, 2)) for w in rng.normal(size=k)), str(rng.choice(["<", "<="])),
+                           float(np.round(rng.normal(), 1)))
+
+    def split_test():
+        r = rng.random()
+        if r < 0.6:
+            return binary_test()
+        if r < 0.8:
+            k = MAX_CHAIN + 20 if wide and rng.random() < 0.5 else int(rng.integers(1, 5))
+            bounds = np.unique(np.round(rng.normal(size=k) * (3 if k > 10 else 1), 2))
+            f32 = rng.random() < 0.5
+            return IntervalTest(int(rng.integers(3)), str(rng.choice(["<", "<="])),
+                                tuple(_f32(b) if f32 else float(b) for b in np.unique(np.float32(bounds)) if True),
+                                "float32" if f32 else "float64")
+        f = 4 if wide else int(rng.choice([3, 4]))
+        n = len(feats[f].categories)
+        codes = rng.permutation(n)[: int(rng.integers(2, n + 1))]  # some codes in no group
+        n_groups = int(rng.integers(2, min(len(codes), MAX_CHAIN + 30) + 1))
+        groups = [sorted(g.tolist()) for g in np.array_split(codes, n_groups)]
+        return MultiwayTest(f, tuple(tuple(int(c) for c in g) for g in groups))
+
+    def missing(test, n_children):
+        r = rng.random()
+        if r < blend:
+            w = rng.random(n_children)
+            w[rng.random(n_children) < 0.2] = 0.0
+            if rng.random() < 0.1:
+                w[:] = 1e-200  # two of these in a row underflow to a zero path weight
+            return Blend(tuple(float(v) for v in w))
+        if isinstance(test, (NumericTest, CategoricalTest, ObliqueTest)) and r < blend + 0.25:
+            sur = tuple(Surrogate(binary_test(), int(rng.integers(2))) for _ in range(int(rng.integers(1, 3))))
+            return Surrogates(sur, int(rng.integers(2)))
+        return DefaultChild(int(rng.integers(n_children)))
+
+    trees = []
+    for ti in range(n_trees):
+        output = ti % n_raw if per_output else None
+        width = 1 if output is not None else n_raw
+        nodes: list = [None]
+        stack = [0]
+        while stack:
+            nid = stack.pop()
+            if len(nodes) > max_nodes or (nid and rng.random() < 0.25):
+                nodes[nid] = Leaf(tuple(float(np.round(v, 3)) for v in rng.normal(size=width)),
+                                  float(rng.integers(1, 50)))
+                continue
+            test = split_test()
+            n_children = {IntervalTest: lambda t: len(t.bounds) + 1,
+                          MultiwayTest: lambda t: len(t.groups)}.get(type(test), lambda t: 2)(test)
+            kids = tuple(range(len(nodes), len(nodes) + n_children))
+            nodes += [None] * n_children
+            unseen = None
+            if isinstance(test, MultiwayTest) or (isinstance(test, CategoricalTest) and rng.random() < 0.7):
+                unseen = int(rng.integers(n_children))
+            nodes[nid] = Split(test, kids, missing(test, n_children), unseen, samples=float(len(nodes)))
+            stack += list(kids)
+        weight = 1.0 if rng.random() < 0.5 else float(np.round(rng.random() + 0.1, 2))
+        trees.append(Tree(tuple(nodes), output, weight))
+    base = tuple(float(np.round(v, 2)) for v in rng.normal(size=n_raw))
+    return validate(Model(feats, target, tuple(trees), base, aggregation, link, dtype))
+
+
+RANDOM_CONFIGS = {
+    "softmax_f32_per_output": dict(link="softmax", dtype="float32", n_trees=6, per_output=True),
+    "softmax_f64_vector": dict(link="softmax", n_trees=4),
+    "sigmoid_binary_f32": dict(n_classes=2, n_raw=1, link="sigmoid", dtype="float32", n_trees=5),
+    "mean_f32": dict(aggregation="mean", dtype="float32", n_trees=4),
+    "vote_f64": dict(aggregation="vote", n_trees=5),
+    "vote_f32": dict(aggregation="vote", dtype="float32", n_trees=5, blend=0.4),
+    "regression_2_outputs_exp_f32": dict(task="regression", n_raw=2, link="exp", dtype="float32"),
+    "regression_identity_blend_heavy": dict(task="regression", n_raw=1, blend=0.6, n_trees=2),
+    "wide_splits": dict(wide=True, n_trees=2, max_nodes=600, blend=0.3),
+    "deep_blend_parts": dict(n_trees=2, max_nodes=400, blend=0.3),
+}
+
+
+@pytest.mark.parametrize("config", sorted(RANDOM_CONFIGS))
+@pytest.mark.parametrize("seed", [0, 1])
+def test_random_models_are_exact(config, seed):
+    model = _random_model(seed, **RANDOM_CONFIGS[config])
+    assert_exact(model, F.probe_rows(model, seed=seed, limit=600))
+
+
+def test_deep_and_wide_random_models_really_use_parts_and_range_dispatch():
+    deep = PythonTarget().generate(_random_model(0, **RANDOM_CONFIGS["deep_blend_parts"]))["model.py"]
+    assert "todo.append((_tree_" in deep  # a blended tree deeper than the limit continues in parts
+    wide = PythonTarget().generate(_random_model(0, **RANDOM_CONFIGS["wide_splits"]))["model.py"]
+    assert "_interval(x" in wide and ".get(x" in wide and " < " in wide
+
+
+def test_very_wide_multiway_split_dispatches_in_ranges():
+    n = MAX_CHAIN * MAX_CHAIN + 100  # three levels of ranges; a flat elif chain would not compile
+    feats = (Feature("id", "categorical", tuple(range(n))), Feature("z"))
+    leaves = tuple(Leaf((float(i % 7),)) for i in range(n))
+    root = Split(MultiwayTest(0, tuple((i,) for i in range(n))), tuple(range(1, n + 1)), DefaultChild(3), unseen=5)
+    model = validate(Model(feats, Target("regression"), (Tree((root,) + leaves),), (0.5,)))
+    X = np.array([[c, 0.0] for c in [0, 1, 5, 63, 64, 4095, 4096, n - 1, n, -1, 0.5, math.nan]])
+    assert_exact(model, X)
+
+
+def test_single_leaf_tree_and_scalar_raw_regression():
+    model = validate(Model((Feature("a"),), Target("regression"), (Tree((Leaf((2.5,)),)),), (-0.0,)))
+    got = assert_exact(model, np.array([[1.0], [math.nan]]))
+    assert got.module.predict({"a": None}) == 2.5
+
+
+# --- float32 rounding ---------------------------------------------------------------------------------
+
+
+def _tricky_doubles() -> np.ndarray:
+    """Float32 neighbours, the midpoints between them (ties) and their float64 neighbours, in the
+    normal and subnormal ranges and at the overflow boundary, plus random bit patterns."""
+    rng = np.random.default_rng(7)
+    f32 = np.concatenate([
+        rng.standard_normal(3000).astype(np.float32) * np.float32(10.0) ** rng.integers(-38, 38, 3000).astype(np.float32),
+        np.arange(0, 200, dtype=np.uint32).view(np.float32),  # the smallest subnormals
+        (np.uint32(0x00800000) + np.arange(-100, 100, dtype=np.int64)).astype(np.uint32).view(np.float32),
+        (np.uint32(0x7F7FFFFF) - np.arange(0, 100, dtype=np.uint32)).view(np.float32),  # up to FLT_MAX
+    ])
+    f32 = np.concatenate([f32, -f32])
+    up = np.nextafter(f32, np.float32(np.inf))
+    lo, hi = f32.astype(np.float64), up.astype(np.float64)
+    hi[np.isinf(hi)] = 2.0**128  # the overflow point rounds like a float32 value 2**128
+    mid = lo / 2 + hi / 2  # exact: the tie between two float32 neighbours
+    vals = np.concatenate([lo, mid, np.nextafter(mid, np.inf), np.nextafter(mid, -np.inf)])
+    bits = rng.integers(0, 2**63, 20000, dtype=np.uint64) | (rng.integers(0, 2, 20000, dtype=np.uint64) << np.uint64(63))
+    edge = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 2.0**128, -(2.0**128), 2.0**128 - 2.0**103,
+                     -(2.0**128 - 2.0**103), 2.0**128 - 2.0**104, np.nextafter(2.0**128 - 2.0**103, 0),
+                     2.0**-150, -(2.0**-150), 3 * 2.0**-151, 2.0**-149 * 1.5, 1e-300, 1e300, 5e-324])
+    return np.concatenate([vals, bits.view(np.float64), edge])
+
+
+def test_float32_rounding_helper_matches_numpy_everywhere():
+    module = import_source(PythonTarget().generate(F.softmax_ensemble("float32")))
+    vals = _tricky_doubles()
+    with np.errstate(over="ignore"):
+        want = vals.astype(np.float32).astype(np.float64)
+    got = np.array([module._f32(float(v)) for v in vals])
+    same = (got.view(np.uint64) == want.view(np.uint64)) | (np.isnan(got) & np.isnan(want))
+    assert same.all(), [(vals[i], got[i], want[i]) for i in np.flatnonzero(~same)[:5]]
+    assert struct.pack("<d", module._f32(-0.0)) == struct.pack("<d", -0.0)
+
+
+def test_float32_sums_overflow_to_inf_like_the_evaluator():
+    big = _f32(3e38)
+    feats = (Feature("a"),)
+    trees = tuple(Tree((Split(NumericTest(0, "<", 0.0), (1, 2), DefaultChild(0)), Leaf((big,)), Leaf((-big,))))
+                  for _ in range(3))
+    for link in ("identity", "sigmoid", "exp"):
+        model = validate(Model(feats, Target("regression"), trees, (big,), link=link, dtype="float32"))
+        got = assert_exact(model, np.array([[-1.0], [1.0], [math.nan]]))
+        assert got.raw[0, 0] == math.inf and got.raw[1, 0] == -math.inf
+
+
+# --- rows: mappings, None / NaN, labels, batch forms ---------------------------------------------------
+
+
+def test_rows_as_mappings_sequences_none_nan_and_unseen_labels():
+    model = F.every_construct()
+    X = F.probe_rows(model, limit=200)
+    rows = F.labels_for(model, X)
+    module = import_source(PythonTarget().generate(model))
+    names = module.FEATURES
+    assert names == [f.name for f in model.features] and module.TASK == "classification"
+    assert module.CLASSES == ["bad", "good"] and module.N_OUTPUTS == 2
+    for row in rows:
+        want = module.predict_raw(row)
+        assert module.predict_raw(dict(zip(names, row))) == want
+        assert module.predict_raw(tuple(float("nan") if v is None else v for v in row)) == want
+        assert module.predict_raw(np.array(row, dtype=object)) == want
+        assert module.predict_raw([v if v is not None else None for v in row]) == want
+    assert module.predict_batch(rows) == [module.predict(r) for r in rows]
+    assert module.predict_proba_batch(rows) == [module.predict_proba(r) for r in rows]
+    # every odd value is an unseen category: other types, unhashable, a listed label of another type
+    base = rows[0]
+    for odd in ([1], {"a": 1}, 3.5, "RED", b"red"):
+        row = list(base)
+        row[1] = odd
+        unseen = list(base)
+        unseen[1] = "never-seen"
+        assert module.predict_raw(row) == module.predict_raw(unseen)
+    with pytest.raises(ValueError, match="expected 6 values"):
+        module.predict([1.0, 2.0])
+    with pytest.raises(KeyError):
+        module.predict({"num": 1.0})
+
+
+def test_regression_contract():
+    module = import_source(PythonTarget().generate(F.regressor()))
+    assert not hasattr(module, "CLASSES") and not hasattr(module, "predict_proba")
+    assert module.N_OUTPUTS == 1 and isinstance(module.predict([1.0, 2.0]), float)
+    multi = _random_model(3, **RANDOM_CONFIGS["regression_2_outputs_exp_f32"])
+    m2 = import_source(PythonTarget().generate(multi))
+    out = m2.predict([0.1, 0.2, 0.3, 10, "v1"])
+    assert isinstance(out, list) and len(out) == 2 == m2.N_OUTPUTS
+
+
+# --- the module on its own: standard library only, user text inert, names, determinism ------------------
+
+
+def test_module_imports_standalone_without_rulegen_or_numpy(tmp_path):
+    for name, model in [("adv", F.adversarial_names()), ("f32", F.softmax_ensemble("float32")),
+                        ("blend", F.every_construct())]:
+        text = PythonTarget().generate(model, name=name)[f"{name}.py"]
+        (tmp_path / f"{name}.py").write_text(text, encoding="utf-8")
+        row = F.labels_for(model, F.probe_rows(model, limit=1))[0]
+        code = (f"import sys; sys.path.insert(0, {str(tmp_path)!r}); import {name}; "
+                f"print(repr({name}.predict({row!r}))); "
+                "assert not [m for m in sys.modules if m.split('.')[0] in ('numpy', 'rulegen', 'jinja2')]")
+        # -I: isolated (no PYTHON* variables, no user site); -S: no site-packages at all
+        out = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == repr(run_python(model, [row]).predictions[0])
+
+
+def test_user_text_only_in_strings_and_comments():
+    """Identifiers never depend on user text: renaming every feature, category and class to a
+    bland name leaves the token stream's names and operators unchanged."""
+    import dataclasses
+
+    def bland(m: Model) -> Model:
+        feats = tuple(dataclasses.replace(f, name=f"f{i}", categories=tuple(f"c{j}" for j in range(len(f.categories))))
+                      for i, f in enumerate(m.features))
+        target = dataclasses.replace(m.target, name="t", classes=tuple(f"k{j}" for j in range(len(m.target.classes))))
+        return dataclasses.replace(m, features=feats, target=target)
+
+    def skeleton(text):
+        toks = tokenize.generate_tokens(io.StringIO(text).readline)
+        return [(t.type, t.string) for t in toks if t.type not in (tokenize.STRING, tokenize.COMMENT)]
+
+    weird = F.adversarial_names()
+    weird = dataclasses.replace(weird, features=weird.features[:-1] + (
+        Feature("nul\x00 line\nbreak \u2028 \ud800 \"\"\" '''", "categorical", weird.features[-1].categories),))
+    for comments in (True, False):
+        a = PythonTarget().generate(weird, comments=comments)["model.py"]
+        b = PythonTarget().generate(bland(weird), comments=comments)["model.py"]
+        assert skeleton(a) == skeleton(b)
+        a.encode("utf-8")  # no lone surrogate reaches the file
+        assert "\x00" not in a
+    assert_exact(weird, F.probe_rows(weird))
+
+
+def test_comments_switch_and_provenance():
+    model = F.classifier()
+    with_c = PythonTarget().generate(model)["model.py"]
+    without = PythonTarget().generate(model, comments=False)["model.py"]
+    assert "# node 3, samples 10.0, distribution 10.0, 0.0, 0.0" in with_c
+    assert "# node" not in without and "# tree" not in without
+    assert with_c.startswith('"""Classifier for \'kind\'')
+    assert "import model" in with_c and "predict_proba(row)" in with_c
+
+
+def test_generation_is_deterministic_across_hash_seeds():
+    code = ("import sys, hashlib; sys.path.insert(0, 'tests'); import irfixtures as F; "
+            "from rulegen.targets.python import PythonTarget as P; "
+            "ms = [F.every_construct(), F.adversarial_names(), F.forest('vote')]; "
+            "print(hashlib.sha256(''.join(P().generate(m)['model.py'] for m in ms).encode()).hexdigest())")
+    digests = set()
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                             cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        assert out.returncode == 0, out.stderr
+        digests.add(out.stdout.strip())
+    assert len(digests) == 1
+    m = F.big_ensemble(50)
+    assert PythonTarget().generate(m) == PythonTarget().generate(m)
+
+
+@pytest.mark.parametrize("name, stem", [
+    ("model", "model"), ("my model", "my_model"), ("../../etc/passwd", "etc_passwd"), ("1st", "m_1st"),
+    ("class", "class_"), ("match", "match_"), ("struct", "struct_model"), ("math", "math_model"),
+    ("年龄", "m_"), ("", "m_"), ("a-b.c", "a_b_c"),
+])
+def test_file_name_is_sanitised(name, stem):
+    assert module_name(name) == stem
+    files = PythonTarget().generate(F.regressor(), name=name)
+    assert list(files) == [stem + ".py"]
+    assert import_source(files).predict([1.0, 2.0]) == run_python(F.regressor(), [[1.0, 2.0]]).predictions[0]
+
+
+def test_unknown_option_is_an_error():
+    with pytest.raises(TypeError, match="unknown option"):
+        PythonTarget().generate(F.regressor(), dialect="x")
+
+
+def test_py_docstring_round_trips_any_text():
+    from rulegen.codegen.literals import py_docstring
+
+    rng = np.random.default_rng(11)
+    alphabet = ['"', "\\", "a", "\n", "\r", "\x00", "\ud800", "'", "年", "\u2028", "\t", " "]
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet, int(rng.integers(0, 12))))
+        literal = py_docstring(text)
+        literal.encode("utf-8")
+        assert eval(compile(literal, "<doc>", "eval")) == text, literal
