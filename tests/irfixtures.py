@@ -448,7 +448,7 @@ def labels_for(model: Model, X: np.ndarray, unseen_str: str = "never-seen", unse
             if math.isnan(v):
                 vals.append(None)
             elif f.kind == "categorical":
-                if v == int(v) and 0 <= v < len(f.categories):
+                if math.isfinite(v) and v == int(v) and 0 <= v < len(f.categories):
                     vals.append(f.categories[int(v)])
                 else:
                     vals.append(unseen_int if isinstance(f.categories[0], int) else unseen_str)

@@ -89,10 +89,15 @@ def sql_float(v: float, dialect: str) -> str:
         if _sqlite_reads_exactly(text, v):
             return f"({text})" if text.startswith("-") else text
         return _sqlite_exact(v)
-    # DuckDB and PostgreSQL read 0.1 as an exact DECIMAL/NUMERIC; a string cast parses the
-    # digits straight to the nearest double, as Python's repr guarantees round-trips.
-    kind = "float8" if dialect == "postgres" else "DOUBLE"
-    return f"'{text}'::{kind}"
+    if dialect == "duckdb":
+        # DuckDB reads 0.1 as an exact DECIMAL but any literal with an exponent as a DOUBLE,
+        # parsed to the nearest double (which Python's repr guarantees round-trips).
+        if "e" not in text:
+            text += "e0"
+        return f"({text})" if text.startswith("-") else text
+    # PostgreSQL reads 0.1 and 1e-1 alike as exact NUMERIC; a string cast parses the digits
+    # straight to the nearest double.
+    return f"'{text}'::float8"
 
 
 def _sqlite_reads_exactly(text: str, v: float) -> bool:

@@ -2,9 +2,12 @@
 
 ``SqlTarget().generate(model, dialect=..., table=...)`` returns ``{"<name>.sql": text}``:
 a ``WITH`` chain of steps (see :mod:`rulegen.targets.sql_plan`) ending in a SELECT that
-returns the feature columns (plus ``passthrough`` columns) unchanged, then ``prediction``
-(``prediction_<k>`` for multi-output regression), for classifiers ``prob_<label>`` per class,
-and with ``raw=True`` the accumulators ``raw_<k>`` before the link.
+returns the ``passthrough`` columns (e.g. a key) and the feature columns unchanged, then
+``prediction`` (``prediction_<k>`` for multi-output regression), for classifiers
+``prob_<label>`` per class, and with ``raw=True`` the accumulators ``raw_<k>`` before the
+link (after mean / vote division), in the model's dtype. ``table`` is one name, or
+a sequence of parts for a qualified name (``("analytics", "customers")``); every name is
+quoted. NULL is missing; DuckDB and PostgreSQL also read NaN as missing.
 
 ``expressions_only=True`` returns instead a SELECT-list fragment with the same output
 columns (without the inputs), one ``(<scalar subquery>) AS "<column>"`` per line, separated
@@ -28,7 +31,13 @@ from rulegen.errors import RulegenError, UnsupportedFeatureError
 from rulegen.ir.nodes import Blend, Leaf, Model, ObliqueTest, Split, Surrogates
 from rulegen.targets import sql_dialect as sd
 from rulegen.targets.base import Target
-from rulegen.targets.sql_paths import Conditions, conjunction, leaf_note, oblique_key, vote_winner
+from rulegen.targets.sql_paths import (
+    Conditions,
+    conjunction,
+    leaf_note,
+    oblique_key,
+    vote_winner,
+)
 from rulegen.targets.sql_plan import Col, Output, Step, q, render_steps
 
 TREES_PER_STEP = 50  # terms per accumulation expression: far below the depth cap of 1000
@@ -43,7 +52,7 @@ class SqlTarget(Target):
     default_extension = ".sql"
 
     def generate(self, model: Model, *, name: str = "model", dialect: str = "sqlite",
-                 table: str = "data", expressions_only: bool = False, raw: bool = False,
+                 table="data", expressions_only: bool = False, raw: bool = False,
                  comments: bool = True, passthrough=(), **options) -> dict[str, str]:
         if dialect not in sd.DIALECTS:
             raise RulegenError(f"unknown SQL dialect {dialect!r}; choose one of: "
@@ -52,7 +61,8 @@ class SqlTarget(Target):
             raise RulegenError(f"unknown SQL target option(s): {', '.join(sorted(options))}")
         passthrough = [str(p) for p in passthrough]
         originals = passthrough + [f.name for f in model.features]
-        b = _Builder(model, dialect, originals + [table], comments)
+        parts = [table] if isinstance(table, str) else [str(t) for t in table]
+        b = _Builder(model, dialect, originals + parts, comments)
         outputs = b.build(raw)
         header = _header(model, dialect) if comments else []
         if expressions_only:
@@ -66,15 +76,15 @@ class SqlTarget(Target):
             keep = [Output(n, q(n), frozenset({n})) for n in originals]
             steps, finals = render_steps(b.steps, keep + outputs, originals, b.prefix, comments)
             text = render("sql/query.j2", {"header": header, "steps": steps, "finals": finals,
-                                           "table": sql_identifier(table),
+                                           "table": ".".join(map(sql_identifier, parts)),
                                            "fence": sd.fence(dialect)})
         return {f"{name}.sql": text}
 
 
 def _header(model: Model, dialect: str) -> list[str]:
     t = model.target
-    lines = [f"rulegen SQL ({dialect}): {t.task} of {t.name!r}, {len(model.trees)} tree(s), "
-             f"aggregation {model.aggregation}, link {model.link}, dtype {model.dtype}",
+    lines = [(f"rulegen SQL ({dialect}): {t.task} of {t.name!r}, {len(model.trees)} tree(s), "
+             f"aggregation {model.aggregation}, link {model.link}, dtype {model.dtype}"),
              "features: " + ", ".join(f"{f.name!r} ({f.kind})" for f in model.features)]
     if t.task == "classification":
         lines.append("classes: " + ", ".join(repr(c) for c in t.classes))
@@ -166,7 +176,7 @@ class _Builder:
         for j, (key, t) in enumerate(found.items()):
             s = self.num(0.0)
             for f, w in zip(t.features, t.weights):
-                s = f"({s} + {self.num(w)} * {cols[f]})"
+                s = f"({s} + {sd.product(w, cols[f], self.d)})"
             missing = " OR ".join(f"{cols[f]} IS NULL" for f in dict.fromkeys(t.features))
             expr = (f"CASE WHEN {missing} THEN NULL WHEN {s} {t.op} {self.num(t.threshold)} "
                     f"THEN 0 ELSE 1 END")
@@ -197,7 +207,7 @@ class _Builder:
     def tree_plan(self, t: int, tree):
         """(phases: lists of prep columns, {k: (expr, refs, already in dtype)})."""
         m, width = self.m, (1 if tree.output is not None else self.m.n_raw)
-        arms = self.conds.arms(tree)
+        arms = self.conds.arms(tree, first_match=not has_blend(tree))
         out_k = (lambda k: k) if tree.output is None else (lambda k: tree.output)
         if has_blend(tree):
             return self._blend_plan(t, tree, arms, width, out_k)
@@ -355,7 +365,7 @@ class _Builder:
                 pred = "CASE " + " ".join(arms) + f" ELSE {labels[-1]} END"
             outputs.append(Output("prediction", pred, frozenset(probs)))
             names = [f"prob_{c}" for c in t.classes]
-            if len(set(x.lower() for x in names)) < len(names):
+            if len({x.lower() for x in names}) < len(names):
                 raise UnsupportedFeatureError("sql", "two classes whose probability columns "
                                                      "would have the same name")
             outputs += [Output(nm, q(x), frozenset({x})) for nm, x in zip(names, probs)]

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import functools
 import math
+import struct
+import sys
 
 from rulegen.codegen.literals import sql_float, sql_nan
 
@@ -72,7 +74,7 @@ def greatest(items: list[str], dialect: str) -> str:
     return f"{fn}({', '.join(items)})"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def exp_limits() -> tuple[float, float]:
     """(largest x with a finite exp(x), smallest x with exp(x) > 0) for this C library,
     found with math.exp (which calls it) by bisection over doubles."""
@@ -102,6 +104,7 @@ def exp(x: str, dialect: str) -> str:
     if dialect != "postgres":
         return f"exp({x})"
     top, bottom = exp_limits()
+    x = f"({x})"
     return (f"CASE WHEN {x} > {num(top, dialect)} THEN {num(math.inf, dialect)} "
             f"WHEN {x} < {num(bottom, dialect)} THEN {num(0.0, dialect)} ELSE exp({x}) END")
 
@@ -130,6 +133,7 @@ def f32_round(x: str, dialect: str) -> str:
     """float32 rounding (to nearest, ties to even, overflow to +-inf) of any double.
     Column-level in every dialect."""
     big = num(F32_OVERFLOW, dialect)
+    x = f"({x})"
     if dialect == "sqlite":
         grid = num(_F32_GRID, dialect)
         return (f"CASE WHEN abs({x}) < {num(F32_MIN_NORMAL, dialect)} THEN ({x} + {grid}) - {grid} "
@@ -141,3 +145,45 @@ def f32_round(x: str, dialect: str) -> str:
         return f"CASE WHEN abs({x}) >= {big} THEN {inf} ELSE CAST({x} AS {t}) END"
     return (f"CASE WHEN abs({x}) <= {num(F32_ZERO, dialect)} THEN CAST({x} * {num(0.0, dialect)} AS {t}) "
             f"WHEN abs({x}) >= {big} THEN {inf} ELSE CAST({x} AS {t}) END")
+
+
+def _bits(v: float) -> int:
+    return struct.unpack("<q", struct.pack("<d", v))[0]
+
+
+def _from_bits(b: int) -> float:
+    return struct.unpack("<d", struct.pack("<q", b))[0]
+
+
+def _last_true(pred, lo: float, hi: float) -> float:
+    """Largest non-negative double v in [lo, hi] with pred(v), pred monotone (true, then
+    false) and pred(lo) true; bisection over the bit patterns, which order like the values."""
+    a, b = _bits(lo), _bits(hi)
+    if pred(hi):
+        return hi
+    while b - a > 1:
+        mid = (a + b) // 2
+        a, b = (mid, b) if pred(_from_bits(mid)) else (a, mid)
+    return _from_bits(a)
+
+
+def product(w: float, x: str, dialect: str) -> str:
+    """``w * x`` with IEEE results. PostgreSQL raises "value out of range" when a product of
+    finite non-zero numbers underflows to zero or overflows, so there the inputs that would
+    do so are routed first, with bounds found by bisection (Python's float multiply is the
+    IEEE one): ``|x| <= z`` gives 0.0 (its sign cannot matter in a sum that starts at 0.0)
+    and ``|x| >= o`` gives the signed infinity."""
+    text = f"{num(w, dialect)} * {x}"
+    a = abs(w)
+    if dialect != "postgres" or a == 0.0:
+        return text
+    arms = []
+    if a * 5e-324 == 0.0:
+        z = _last_true(lambda v: a * v == 0.0, 0.0, sys.float_info.max)
+        arms.append(f"WHEN abs({x}) <= {num(z, dialect)} THEN {num(0.0, dialect)}")
+    if math.isinf(a * sys.float_info.max):
+        o = math.nextafter(_last_true(lambda v: not math.isinf(a * v), 0.0, sys.float_info.max), math.inf)
+        inf = math.copysign(math.inf, w)
+        arms.append(f"WHEN {x} >= {num(o, dialect)} THEN {num(inf, dialect)} "
+                    f"WHEN {x} <= {num(-o, dialect)} THEN {num(-inf, dialect)}")
+    return f"CASE {' '.join(arms)} ELSE {text} END" if arms else text

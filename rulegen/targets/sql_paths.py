@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rulegen.codegen.literals import sql_float, sql_label
+from rulegen.codegen.literals import sql_label
 from rulegen.codegen.lower import float64_bound
 from rulegen.ir.nodes import (
     CategoricalTest,
@@ -42,6 +42,7 @@ from rulegen.ir.nodes import (
     Surrogates,
     Tree,
 )
+from rulegen.targets.sql_dialect import num
 
 UNSEEN = -1  # the "any label not in the feature's list" member of a categorical set
 FULL = (-math.inf, True, math.inf, True)  # no restriction on a numeric value
@@ -154,13 +155,13 @@ class Conditions:
             elif constraint == FULL:
                 body = None
             elif lo == hi:
-                body = f"{col} = {sql_float(lo, self.dialect)}"
+                body = f"{col} = {num(lo, self.dialect)}"
             else:
                 parts = []
                 if (lo, lo_incl) != (-math.inf, True):
-                    parts.append(f"{col} {'>=' if lo_incl else '>'} {sql_float(lo, self.dialect)}")
+                    parts.append(f"{col} {'>=' if lo_incl else '>'} {num(lo, self.dialect)}")
                 if (hi, hi_incl) != (math.inf, True):
-                    parts.append(f"{col} {'<=' if hi_incl else '<'} {sql_float(hi, self.dialect)}")
+                    parts.append(f"{col} {'<=' if hi_incl else '<'} {num(hi, self.dialect)}")
                 body = " AND ".join(parts)
         else:
             universe = self._universe(v)
@@ -203,8 +204,31 @@ class Conditions:
 
     # --- paths ------------------------------------------------------------------------
 
-    def arms(self, tree: Tree) -> list[Arm]:
-        """One arm per possible leaf, in depth-first order (children left to right)."""
+    def arms(self, tree: Tree, first_match: bool = True) -> list[Arm]:
+        """One arm per possible leaf, in depth-first order (children left to right).
+
+        With ``first_match`` (trees without blends, read as ``CASE WHEN ... END`` where the
+        first true arm wins) an arm keeps a step's condition only if a later sibling of the
+        child taken still holds a possible leaf: rows for every earlier possible leaf have
+        been claimed by earlier arms, so "not any of those" needs no test. (If a row reaching
+        leaf L matched an earlier arm L', then at the split where their paths part L' went to
+        an earlier child whose condition the arm of L' keeps, and the row fails it.)"""
+        full = self._walk(tree, None, emit=not first_match)
+        if not first_match:
+            return full
+        alive = [False] * len(tree.nodes)
+        for arm in full:
+            alive[arm.leaf] = True
+        for node_id in reversed(range(len(tree.nodes))):  # children have larger ids
+            node = tree.nodes[node_id]
+            if isinstance(node, Split):
+                alive[node_id] = any(alive[c] for c in node.children)
+        return self._walk(tree, alive)
+
+    def _walk(self, tree: Tree, alive: list[bool] | None, emit: bool = True) -> list[Arm]:
+        """Depth-first over the tree with an explicit stack. ``alive`` None: full paths,
+        impossible leaves dropped; else only alive nodes and only needed conditions.
+        ``emit`` False: only find the possible leaves (arms without conditions)."""
         out: list[Arm] = []
         # (node, {var: (constraint, miss_ok)}, opaque atoms, blend factors) -- cons lists
         stack = [(0, {}, None, None)]
@@ -212,13 +236,18 @@ class Conditions:
             node_id, state, opaque, factors = stack.pop()
             node = tree.nodes[node_id]
             if isinstance(node, Leaf):
-                arm = self._finish(node_id, state, opaque, factors)
-                if arm is not None:
-                    out.append(arm)
+                out.append(self._finish(node_id, state, opaque, factors) if emit
+                           else Arm(node_id, None, ()))
                 continue
             rule = node.missing
             for i in reversed(range(len(node.children))):
                 child = node.children[i]
+                if alive is not None:
+                    if not alive[child]:
+                        continue
+                    if not any(alive[c] for c in node.children[i + 1:]):
+                        stack.append((child, state, opaque, factors))  # implied by order
+                        continue
                 if isinstance(rule, Surrogates):
                     stack.append((child, state, (self.surrogate_atom(node, i), opaque), factors))
                     continue
@@ -239,13 +268,11 @@ class Conditions:
                 stack.append((child, new_state, opaque, new_factors))
         return out
 
-    def _finish(self, leaf: int, state, opaque, factors) -> Arm | None:
+    def _finish(self, leaf: int, state, opaque, factors) -> Arm:
         atoms = []
         for v in sorted(state):
             c, miss_ok = state[v]
-            text = self.atom(v, c, miss_ok)
-            if text == "":
-                return None
+            text = self.atom(v, c, miss_ok)  # never "": _merge refused impossible states
             if text is not None:
                 atoms.append(text)
         while opaque is not None:

@@ -1,0 +1,1 @@
+"""Importers: build a rulegen IR Model from models trained by other libraries."""

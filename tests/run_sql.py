@@ -1,0 +1,268 @@
+"""Run generated SQL in a real engine and read the output columns back as numpy arrays.
+
+Reusable by any test that produces a model (targets, learners, importers)::
+
+    from run_sql import check_sql
+    check_sql(model, X, "duckdb")            # generate, load X, run, compare with the evaluator
+
+or step by step::
+
+    sql = SqlTarget().generate(model, dialect="sqlite", raw=True)["model.sql"]
+    res = run_sql(sql, model, labels_for(model, X), "sqlite")
+    res.prediction, res.proba, res.raw, res.values
+
+Rows are what SQL tables hold (``labels_for``): labels for categorical features, None for
+missing. ``missing="nan"`` stores missing numeric values as NaN instead of NULL (DuckDB and
+PostgreSQL have NaN; SQLite turns NaN into NULL anyway).
+
+The table gets one more column, ``row_column(model)``, numbering the rows. When the query
+returns it (``check_sql`` generates with ``passthrough=[row_column(model)]``) the output is
+sorted by it; PostgreSQL does not return a plain scan in insertion order (a row can land in
+free space of an earlier page). Either way ``run_sql`` then checks that the returned feature
+columns equal the rows loaded, in order.
+
+PostgreSQL needs a connection: ``run_sql(..., conn=psycopg.connect(dsn))``.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from dataclasses import dataclass
+
+import numpy as np
+
+from rulegen.ir.evaluate import (
+    predict_class_index,
+    predict_proba,
+    predict_value,
+    raw_scores,
+)
+from rulegen.ir.nodes import Model
+
+ENGINES = ("sqlite", "duckdb", "postgres")
+
+_TYPES = {  # (numeric, integer labels, text labels)
+    "sqlite": ("REAL", "INTEGER", "TEXT"),
+    "duckdb": ("DOUBLE", "BIGINT", "VARCHAR"),
+    "postgres": ("double precision", "bigint", "text"),
+}
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def connect(dialect: str, dsn: str | None = None):
+    if dialect == "sqlite":
+        return sqlite3.connect(":memory:")
+    if dialect == "duckdb":
+        import duckdb
+        return duckdb.connect()
+    if dialect == "postgres":
+        import psycopg
+        return psycopg.connect(dsn, autocommit=True)
+    raise ValueError(f"unknown engine {dialect!r}")
+
+
+def _column_type(feature, dialect: str) -> str:
+    numeric, integer, text = _TYPES[dialect]
+    if feature.kind == "numeric":
+        return numeric
+    ints = all(isinstance(c, int) and not isinstance(c, bool) for c in feature.categories)
+    return integer if ints else text
+
+
+def row_column(model: Model) -> str:
+    """Name of the row-number column: "_row", lengthened until no feature has it."""
+    names = {f.name.lower() for f in model.features}
+    name = "_row"
+    while name in names:
+        name += "_"
+    return name
+
+
+def load_table(conn, dialect: str, model: Model, rows, table: str = "data",
+               missing: str = "null") -> list[list]:
+    """(Re)create ``table`` with one column per feature plus ``row_column(model)`` (0, 1,
+    ...) and insert ``rows``. Returns the rows as stored (missing numeric values as None
+    or NaN), without the row number."""
+    if missing not in ("null", "nan"):
+        raise ValueError("missing must be 'null' or 'nan'")
+    stored = []
+    for row in rows:
+        out = list(row)
+        if missing == "nan":
+            out = [math.nan if v is None and f.kind == "numeric" else v
+                   for v, f in zip(out, model.features)]
+        stored.append(out)
+    cols = ", ".join([f"{_q(row_column(model))} {_TYPES[dialect][1]}"] + [
+        f"{_q(f.name)} {_column_type(f, dialect)}" for f in model.features])
+    cur = conn.cursor()
+    cur.execute(f"DROP TABLE IF EXISTS {_q(table)}")
+    cur.execute(f"CREATE TABLE {_q(table)} ({cols})")
+    numbered = [[i] + r for i, r in enumerate(stored)]
+    if dialect == "postgres":
+        # COPY, not executemany: psycopg prepares a repeated INSERT, and the prepared
+        # statement keeps the parameter types of an earlier table with the same name
+        with cur.copy(f"COPY {_q(table)} FROM STDIN") as copy:
+            for row in numbered:
+                copy.write_row(row)
+    elif dialect == "duckdb":
+        # one statement with a list per column (executemany runs one INSERT per row)
+        types = [_TYPES[dialect][1]] + [_column_type(f, dialect) for f in model.features]
+        cols = [list(c) for c in zip(*numbered)] if numbered else [[] for _ in types]
+        unnest = ", ".join(f"UNNEST(${i + 1}::{t}[])" for i, t in enumerate(types))
+        cur.execute(f"INSERT INTO {_q(table)} SELECT {unnest}", cols)
+    elif numbered:
+        marks = ", ".join(["?"] * (len(model.features) + 1))
+        cur.executemany(f"INSERT INTO {_q(table)} VALUES ({marks})", numbered)
+    if dialect == "sqlite":
+        conn.commit()
+    return stored
+
+
+@dataclass
+class SqlResult:
+    model: Model
+    columns: list[str]
+    rows: list[tuple]
+
+    def column(self, name: str) -> list:
+        i = self.columns.index(name)
+        return [r[i] for r in self.rows]
+
+    def _floats(self, names: list[str]) -> np.ndarray:
+        out = np.empty((len(self.rows), len(names)))
+        for j, name in enumerate(names):
+            out[:, j] = [math.nan if v is None else float(v) for v in self.column(name)]
+        return out
+
+    @property
+    def prediction(self):
+        """Labels (object array) for classifiers; values (n,) or (n, k) for regression."""
+        if self.model.target.task == "classification":
+            return np.asarray(self.column("prediction"), dtype=object)
+        v = self.values
+        return v[:, 0] if v.shape[1] == 1 else v
+
+    @property
+    def proba(self) -> np.ndarray | None:
+        if self.model.target.task != "classification":
+            return None
+        return self._floats([f"prob_{c}" for c in self.model.target.classes])
+
+    @property
+    def values(self) -> np.ndarray | None:
+        if self.model.target.task != "regression":
+            return None
+        n = self.model.n_raw
+        return self._floats(["prediction"] if n == 1 else [f"prediction_{k}" for k in range(n)])
+
+    @property
+    def raw(self) -> np.ndarray | None:
+        names = [f"raw_{k}" for k in range(self.model.n_raw)]
+        return self._floats(names) if all(n in self.columns for n in names) else None
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        if a is None or b is None:
+            return a is b
+        return (math.isnan(a) and math.isnan(b)) or a == b
+    return a == b
+
+
+def run_sql(sql: str, model: Model, rows, dialect: str = "sqlite", *, table: str = "data",
+            conn=None, missing: str = "null") -> SqlResult:
+    """Load ``rows`` into ``table``, run ``sql`` (a full query from the SQL target) and
+    return its output. Raises AssertionError if the rows come back in another order."""
+    own = conn is None
+    conn = connect(dialect) if own else conn
+    try:
+        stored = load_table(conn, dialect, model, rows, table, missing)
+        # binary results for PostgreSQL: its text form of a real is the shortest decimal
+        # that reads back as float32, which Python would read as a different double
+        cur = conn.cursor(binary=True) if dialect == "postgres" else conn.cursor()
+        cur.execute(sql)
+        result = cur.fetchall()
+        columns = [d[0] for d in cur.description]
+    finally:
+        if own:
+            conn.close()
+    res = SqlResult(model, columns, [tuple(r) for r in result])
+    if row_column(model) in columns:
+        i = columns.index(row_column(model))
+        res.rows.sort(key=lambda r: r[i])
+    if len(result) != len(stored):
+        raise AssertionError(f"{len(stored)} rows in, {len(result)} rows out")
+    for j, f in enumerate(model.features):
+        got = res.column(f.name)
+        for i, (a, b) in enumerate(zip(got, (r[j] for r in stored))):
+            if not _same(a, b):
+                raise AssertionError(f"row {i}: {f.name!r} came back as {a!r}, loaded {b!r} "
+                                     "(reordered rows?)")
+    return res
+
+
+def expected(model: Model, X: np.ndarray) -> dict:
+    """What the evaluator says for codes ``X``: raw, proba / values, class labels."""
+    out = {"raw": raw_scores(model, X)}
+    if model.target.task == "classification":
+        out["proba"] = predict_proba(model, X)
+        classes = np.asarray(model.target.classes, dtype=object)
+        out["prediction"] = classes[predict_class_index(model, X)]
+    else:
+        out["values"] = predict_value(model, X)
+    return out
+
+
+def _mismatch(name: str, got: np.ndarray, want: np.ndarray) -> str | None:
+    got = np.asarray(got, dtype=np.float64)
+    want = np.asarray(want, dtype=np.float64)
+    if got.shape != want.shape:
+        return f"{name}: shape {got.shape} != {want.shape}"
+    if np.array_equal(got, want, equal_nan=True):
+        return None
+    bad = np.argwhere(~((got == want) | (np.isnan(got) & np.isnan(want))))
+    i = tuple(bad[0])
+    return f"{name}: {len(bad)} cells differ, first at {i}: sql {got[i]!r} vs evaluator {want[i]!r}"
+
+
+def compare(res: SqlResult, model: Model, X: np.ndarray) -> None:
+    """Assert the SQL output equals the evaluator bit for bit (-0.0 == 0.0)."""
+    want = expected(model, X)
+    problems = []
+    if res.raw is not None:
+        problems.append(_mismatch("raw", res.raw, want["raw"]))
+    if "proba" in want:
+        problems.append(_mismatch("proba", res.proba, want["proba"]))
+        got = res.prediction
+        diff = [i for i, (a, b) in enumerate(zip(got, want["prediction"]))
+                if a != b or type(a) is not type(b)]
+        if diff:
+            i = diff[0]
+            problems.append(f"prediction: {len(diff)} rows differ, first row {i}: "
+                            f"sql {got[i]!r} vs evaluator {want['prediction'][i]!r}")
+    else:
+        problems.append(_mismatch("values", res.values, want["values"]))
+    problems = [p for p in problems if p]
+    if problems:
+        raise AssertionError("; ".join(problems))
+
+
+def check_sql(model: Model, X: np.ndarray, dialect: str = "sqlite", *, conn=None,
+              missing: str = "null", **options) -> SqlResult:
+    """Generate SQL for ``model`` (raw columns on), run it on codes ``X`` converted with
+    ``labels_for``, and compare with the evaluator exactly."""
+    from irfixtures import labels_for
+
+    from rulegen.targets.sql import SqlTarget
+
+    options.setdefault("raw", True)
+    options.setdefault("passthrough", [row_column(model)])
+    sql = SqlTarget().generate(model, dialect=dialect, **options)["model.sql"]
+    res = run_sql(sql, model, labels_for(model, X), dialect, conn=conn, missing=missing,
+                  table=options.get("table", "data"))
+    compare(res, model, X)
+    return res
