@@ -197,7 +197,8 @@ def _summary(model) -> str:
 def compile_(model_path, target, dialect, name, table, expressions_only, no_comments, output):
     """Compile MODEL to standalone code with no runtime dependency.
 
-    MODEL is rulegen IR JSON (as written by `rulegen fit`).
+    MODEL is rulegen IR JSON (as written by `rulegen fit` or `rulegen convert`), an
+    XGBoost model (JSON or UBJSON) or a LightGBM text model, detected from the content.
 
     \b
     Examples:
@@ -256,6 +257,34 @@ def _output_place(target: str, output: str | None, ext: str) -> tuple[Path, str 
     if target == "c":
         return (p.parent, p.stem) if _is_c_file(output) else (p, None)
     return p.parent, p.stem
+
+
+# --- convert ---------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("source", metavar="IN", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Where to write the model: rulegen IR JSON (.json).")
+def convert(source, output):
+    """Convert a model file to rulegen IR JSON.
+
+    IN may be rulegen IR JSON, an XGBoost model (JSON or UBJSON) or a LightGBM
+    text model; the format is detected from the content. The IR predicts exactly
+    what the source model predicts (see docs/IMPORTERS.md for the few exceptions).
+
+    \b
+    Example:
+      rulegen convert xgb_model.json -o model.json
+      rulegen compile model.json --target c -o build/
+    """
+    from rulegen.modelio import load_model, save_model
+
+    if output.endswith(".rules"):
+        raise RulegenError(f"{output}: the rules language is not supported yet; write .json")
+    model = load_model(source)
+    save_model(model, output)
+    _say(f"{source}: {_summary(model)}; wrote {output}")
 
 
 # --- predict ---------------------------------------------------------------------------------

@@ -29,20 +29,35 @@ def detect_format(text: str) -> str:
 
 
 def load_model(path: str | Path) -> Model:
-    """Load IR JSON (other formats are recognised and reported until their importer lands)."""
+    """Load any model file rulegen reads, detecting the format from the content:
+    rulegen IR JSON, XGBoost JSON or UBJSON, or a LightGBM text model."""
     path = Path(path)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         raise ModelFormatError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ModelFormatError(f"{path}: is a directory, expected a model file") from None
     except OSError as e:
         raise ModelFormatError(f"{path}: cannot read: {e.strerror or e}") from None
+    if _is_ubjson(raw):
+        from rulegen.importers import xgboost
+
+        return xgboost.loads(raw, source=str(path))
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise ModelFormatError(f"{path}: not a text model file (binary data; UBJSON models "
-                               "are not supported yet)") from None
+        raise ModelFormatError(f"{path}: binary data that is not an XGBoost UBJSON model; "
+                               "expected rulegen IR JSON, XGBoost JSON/UBJSON or LightGBM text") from None
     kind = detect_format(text)
+    if kind == "xgboost-json":
+        from rulegen.importers import xgboost
+
+        return xgboost.loads(raw, source=str(path))
+    if kind == "lightgbm-text":
+        from rulegen.importers import lightgbm
+
+        return lightgbm.loads(text, source=str(path))
     if kind in ("ir-json", "json"):
         if kind == "json":
             try:
@@ -50,17 +65,19 @@ def load_model(path: str | Path) -> Model:
             except json.JSONDecodeError:
                 data = None
             if isinstance(data, dict) and "format" not in data:
-                raise ModelFormatError(f"{path}: JSON without a \"format\" key; expected a rulegen "
-                                       "IR model ({\"format\": \"rulegen-ir\", ...})")
+                raise ModelFormatError(f"{path}: JSON that is neither a rulegen IR model (\"format\": "
+                                       "\"rulegen-ir\") nor an XGBoost model (\"learner\")")
         return serialize.loads(text, str(path))
-    if kind == "xgboost-json":
-        raise ModelFormatError(f"{path}: this looks like an XGBoost model; importing XGBoost "
-                               "models is not supported yet (expected rulegen IR JSON)")
-    if kind == "lightgbm-text":
-        raise ModelFormatError(f"{path}: this looks like a LightGBM text model; importing LightGBM "
-                               "models is not supported yet (expected rulegen IR JSON)")
+    if kind == "rules":
+        raise ModelFormatError(f"{path}: looks like a rules file; the rules language is not "
+                               "supported yet (expected IR JSON, XGBoost or LightGBM)")
     raise ModelFormatError(f"{path}: not a model file rulegen reads (expected rulegen IR JSON, "
-                           "which starts with '{')")
+                           "XGBoost JSON/UBJSON or a LightGBM text model)")
+
+
+def _is_ubjson(raw: bytes) -> bool:
+    """UBJSON objects start with '{' followed by a type marker, where JSON has a quote or space."""
+    return raw[:1] == b"{" and raw[1:2] not in (b'"', b"}", b" ", b"\n", b"\r", b"\t", b"")
 
 
 def save_model(model: Model, path: str | Path) -> None:

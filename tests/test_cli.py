@@ -83,8 +83,8 @@ def _one_line_error(code, err):
     ('{"format": "rulegen-ir", "version": 1, "features": [', "bad.json: 1:"),
     ('{"format": "rulegen-ir", "version": "one"}', "bad.json: version: expected an integer"),
     ("not a model", "bad.json: not a model file"),
-    ('{"learner": {}, "version": [2, 0]}', "looks like an XGBoost model"),
-    ('{"hello": 1}', 'without a "format" key'),
+    ('{"learner": {}, "version": [2, 0]}', "bad.json: learner"),
+    ('{"hello": 1}', "neither a rulegen IR model"),
 ])
 def test_bad_model_files(tmp_path, capsys, content, needle):
     bad = tmp_path / "bad.json"

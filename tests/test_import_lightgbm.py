@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from irfixtures import labels_for
-from run_c import have_cc, run_c
+from run_c import run_c
 from run_python import run_python
 
 from rulegen.codegen.registry import generate
@@ -21,11 +21,8 @@ from rulegen.importers.lightgbm_tree import K_ZERO
 from rulegen.ir import evaluate as ev
 from rulegen.ir.nodes import Leaf
 
-lgb = pytest.importorskip("lightgbm")
-try:
-    from run_sql import check_sql
-except ImportError:  # pragma: no cover - the SQL executor is optional
-    check_sql = None
+import lightgbm as lgb  # noqa: E402
+from run_sql import check_sql
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lightgbm"
 QUIET = {"verbose": -1, "num_threads": 1, "seed": 0, "deterministic": True}
@@ -140,17 +137,13 @@ def check(booster, model, X, *, estimator=None, c=True, sql=(), raw_divisor=None
     assert_bits(py.outputs, proba, "python outputs")
     if cls is not None:
         assert np.array_equal(py.class_index, cls)
-    if c and have_cc():
+    if c:
         res = run_c(generate(model, "c", name="m"), "m", X)
         assert_bits(res["raw"], raw, "C raw")
         assert_bits(res["out"], proba, "C outputs")
         if cls is not None:
             assert np.array_equal(res["class"], cls)
     for dialect in sql:
-        if check_sql is None:
-            pytest.skip("tests/run_sql.py is not available")
-        if dialect == "duckdb":
-            pytest.importorskip("duckdb")
         check_sql(model, X, dialect)
 
 

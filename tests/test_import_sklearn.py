@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 import pytest
 from irfixtures import labels_for
-from run_c import have_cc, run_c
+from run_c import run_c
 from run_python import run_python
 from sklearn import ensemble, tree
 from threadpoolctl import threadpool_limits
@@ -27,10 +27,7 @@ from rulegen.ir import evaluate as ev
 from rulegen.ir.nodes import CategoricalTest, Split
 from rulegen.ir.serialize import dumps, loads
 
-try:
-    import run_sql
-except ImportError:  # pragma: no cover - the SQL executor is optional
-    run_sql = None
+import run_sql
 
 # measured on these cases: softmax probabilities 1.1e-16 abs, poisson 8.9e-16 abs (1.4e-16 rel)
 ULP_TOL = 1e-15  # relative (and absolute): numpy's SIMD exp vs the C library's exp
@@ -331,20 +328,16 @@ def test_targets_equal_evaluator(imported):
     _close(f"{name} python out", py.outputs, out, 0)
     if clf:
         assert np.array_equal(py.class_index, ev.predict_class_index(model, Xc))
-    if have_cc():
-        res = run_c(generate(model, "c", name="m"), "m", Xc)
-        _close(f"{name} C raw", res["raw"], raw, 0)
-        _close(f"{name} C out", res["out"], out, 0)
-        if clf:
-            assert np.array_equal(res["class"], ev.predict_class_index(model, Xc))
+    res = run_c(generate(model, "c", name="m"), "m", Xc)
+    _close(f"{name} C raw", res["raw"], raw, 0)
+    _close(f"{name} C out", res["out"], out, 0)
+    if clf:
+        assert np.array_equal(res["class"], ev.predict_class_index(model, Xc))
 
 
-@pytest.mark.skipif(run_sql is None, reason="tests/run_sql.py is not available")
 @pytest.mark.parametrize("engine", ENGINES)
 def test_sql_equals_evaluator(imported, engine):
     _name, _est, model, _Xs, Xc = imported
-    if engine == "duckdb":
-        pytest.importorskip("duckdb")
     run_sql.check_sql(model, Xc, engine)
 
 

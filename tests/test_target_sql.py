@@ -36,7 +36,7 @@ from rulegen.ir.validate import validate
 from rulegen.targets import sql_dialect as sd
 from rulegen.targets.sql import SqlTarget
 
-duckdb = pytest.importorskip("duckdb")
+import duckdb  # noqa: E402
 ENGINES = ("sqlite", "duckdb")
 # the evaluator itself warns when exp_overflow's float32 output rounds to infinity
 pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")

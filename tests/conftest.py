@@ -1,0 +1,22 @@
+"""Test-suite wide rules.
+
+Under CI (the environment variable ``CI`` is set) a skipped test is a failure: every
+check must really run there (C compiler, SQLite, DuckDB, PostgreSQL, the libraries we
+import from). Locally, tests that need a missing tool may skip, and say why.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if os.environ.get("CI") and report.skipped and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        report.longrepr = f"skipped under CI, which must run every check: {reason}"
