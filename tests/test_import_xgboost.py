@@ -497,6 +497,9 @@ def test_thousand_trees_compile_with_O2(capsys):
     same32(ev.raw_scores(model, P), want, "evaluator, 1000 trees")
     same32(res["raw"], want, "C -O2, 1000 trees")
     assert np.array_equal(res["class"], ev.predict_class_index(model, P))
+    # the same model runs as SQL, equal to the evaluator (and so to XGBoost) bit for bit
+    for dialect in ("sqlite", "duckdb"):
+        run_sql.check_sql(model, P[:200], dialect)
     with capsys.disabled():
         print(f"\n[1000 trees, depth 6: import {t1 - t0:.2f}s, C generation {t2 - t1:.2f}s, "
               f"{len(files)} files, gcc -O2 {res['compile_seconds']:.1f}s]")
