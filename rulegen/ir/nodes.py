@@ -149,6 +149,7 @@ class Split:
     samples: float | None = None  # support seen in training (provenance only)
     distribution: tuple[float, ...] | None = None
     impurity: float | None = None  # training impurity here (pruning needs it)
+    comment: str | None = None  # a person's note (rules files keep it); never affects predictions
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +158,7 @@ class Leaf:
     samples: float | None = None  # training rows (weighted, may be fractional)
     distribution: tuple[float, ...] | None = None  # per-class weighted counts
     impurity: float | None = None
+    comment: str | None = None
 
 
 Node = Union[Split, Leaf]
@@ -167,6 +169,7 @@ class Tree:
     nodes: tuple[Node, ...]
     output: int | None = None  # scalar leaves add to raw[output]; None: full vector
     weight: float = 1.0  # contribution multiplier (learning rate, vote weight)
+    comment: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +191,7 @@ class Model:
     link: str = "identity"
     dtype: str = "float64"  # accumulation (and final output) type
     provenance: Provenance = field(default_factory=Provenance)
+    comment: str | None = None
 
     @property
     def n_raw(self) -> int:

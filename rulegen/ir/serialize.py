@@ -94,6 +94,8 @@ def _node_to_json(n) -> dict:
         d["distribution"] = _nums(n.distribution)
     if n.impurity is not None:
         d["impurity"] = _num(n.impurity)
+    if n.comment is not None:
+        d["comment"] = n.comment
     return d
 
 
@@ -121,9 +123,11 @@ def model_to_dict(model: Model) -> dict:
         "base_score": _nums(model.base_score),
         "provenance": {"algorithm": p.algorithm, "params": dict(p.params), "library": p.library,
                        "n_samples": p.n_samples, "n_features": p.n_features},
+        **({"comment": model.comment} if model.comment is not None else {}),
         "trees": [
             {**({"output": tr.output} if tr.output is not None else {}),
              **({"weight": _num(tr.weight)} if tr.weight != 1.0 else {}),
+             **({"comment": tr.comment} if tr.comment is not None else {}),
              "nodes": [_node_to_json(n) for n in tr.nodes]}
             for tr in model.trees
         ],
@@ -278,8 +282,9 @@ def _read_node(r: _Reader, d, path):
     samples = r.opt_num(d, "samples", path)
     dist = r.opt_nums(d, "distribution", path)
     impurity = r.opt_num(d, "impurity", path)
+    comment = None if d.get("comment") is None else r.str_(d["comment"], f"{path}.comment")
     if "value" in d:
-        return Leaf(r.nums(d["value"], f"{path}.value"), samples, dist, impurity)
+        return Leaf(r.nums(d["value"], f"{path}.value"), samples, dist, impurity, comment)
     if "test" not in d:
         r.fail(path, "a node needs 'value' (a leaf) or 'test' (a split)")
     unseen = d.get("unseen")
@@ -287,7 +292,7 @@ def _read_node(r: _Reader, d, path):
                  r.ints(r.get(d, "children", path), f"{path}.children"),
                  _read_missing(r, r.get(d, "missing", path), f"{path}.missing"),
                  None if unseen is None else r.int_(unseen, f"{path}.unseen"),
-                 samples, dist, impurity)
+                 samples, dist, impurity, comment)
 
 
 def model_from_dict(d) -> Model:
@@ -325,7 +330,8 @@ def model_from_dict(d) -> Model:
         trees.append(Tree(
             tuple(_read_node(r, n, f"{p}.nodes[{j}]") for j, n in enumerate(nodes)),
             None if out is None else r.int_(out, f"{p}.output"),
-            r.num(tr.get("weight", 1.0), f"{p}.weight")))
+            r.num(tr.get("weight", 1.0), f"{p}.weight"),
+            None if tr.get("comment") is None else r.str_(tr["comment"], f"{p}.comment")))
     prov = r.obj(d.get("provenance", {}), "provenance")
     params = r.obj(prov.get("params", {}), "provenance.params")
     provenance = Provenance(
@@ -340,7 +346,8 @@ def model_from_dict(d) -> Model:
         aggregation=r.str_(d.get("aggregation", "sum"), "aggregation"),
         link=r.str_(d.get("link", "identity"), "link"),
         dtype=r.str_(d.get("dtype", "float64"), "dtype"),
-        provenance=provenance)
+        provenance=provenance,
+        comment=None if d.get("comment") is None else r.str_(d["comment"], "comment"))
     validate(model)
     return model
 
