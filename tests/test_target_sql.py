@@ -483,3 +483,14 @@ def test_qualified_table_name():
     con.execute('INSERT INTO aux."my table" VALUES (1.0, 2.0), (NULL, -1.0)')
     got = con.execute(sql).fetchall()
     assert [r[2] for r in got] == [1e-300, 0.30000000000000004]  # as the evaluator says
+
+
+def test_output_names_cannot_shadow_input_columns():
+    from rulegen.errors import RulegenError
+    from rulegen.ir.nodes import Feature
+
+    model = fx.regressor()
+    clash = dataclasses.replace(model, features=(Feature("Prediction"), model.features[1]))
+    with pytest.raises(RulegenError, match="same name as the input column 'Prediction'"):
+        SqlTarget().generate(clash, dialect="sqlite")
+    SqlTarget().generate(clash, dialect="sqlite", expressions_only=True)  # the caller aliases

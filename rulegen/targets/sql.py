@@ -64,6 +64,14 @@ class SqlTarget(Target):
         parts = [table] if isinstance(table, str) else [str(t) for t in table]
         b = _Builder(model, dialect, originals + parts, comments)
         outputs = b.build(raw)
+        if not expressions_only:
+            # SQLite and DuckDB compare column names without case; a clash would hide a column
+            taken = {n.lower(): n for n in originals}
+            for o in outputs:
+                if o.alias.lower() in taken:
+                    raise RulegenError(f"the output column {o.alias!r} would have the same name as "
+                                       f"the input column {taken[o.alias.lower()]!r}; rename that "
+                                       "feature, or use expressions_only and alias the outputs")
         header = _header(model, dialect) if comments else []
         if expressions_only:
             items = []
