@@ -151,14 +151,17 @@ def main() -> int:
     ap.add_argument("--rows", type=int, default=100_000)
     ap.add_argument("--features", type=int, default=20)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--depths", default="8,none",
+                    help="comma-separated max_depth values ('none' = unlimited)")
     ap.add_argument("--write", action="store_true", help="update docs/BENCHMARKS.md")
     args = ap.parse_args()
+    depths = [None if d.strip().lower() == "none" else int(d) for d in args.depths.split(",")]
     results = []
     for task in ("classification", "regression"):
-        for depth in (8, None):
+        for depth in depths:
             r = bench(task, args.rows, args.features, depth, args.repeat)
-            print(f"  {task} max_depth={depth}: done", file=sys.stderr)
             results.append(r)
+            print(table([r]).splitlines()[-1], file=sys.stderr, flush=True)
     header = (f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
               f"{platform.python_version()}, scikit-learn {results[0]['sklearn']}; "
               f"{args.rows} training rows x {args.features} features, {args.rows} test rows; "

@@ -189,12 +189,17 @@ def _summary(model) -> str:
               "(default: the model file's name).")
 @click.option("--table", default="data", show_default=True, help="SQL: the table to select from.")
 @click.option("--expressions-only", is_flag=True, help="SQL: emit only the named expressions.")
+@click.option("--form", type=click.Choice(["auto", "nested", "goto", "table"]), default=None,
+              help="C: how trees are written. nested if/else reads best; goto handles any depth; "
+                   "table (constant node arrays and a loop) compiles fastest and runs fastest for "
+                   "big trees and ensembles. Default auto chooses by size.")
 @click.option("--no-comments", is_flag=True, help="Leave out provenance comments "
               "(leaf ids, support counts).")
 @click.option("-o", "--output", default=None, type=click.Path(),
               help="Output file (python, sql) or directory (c; a path ending in .c or .h "
                    "names the files). Default: NAME.py / NAME.sql / the current directory.")
-def compile_(model_path, target, dialect, name, table, expressions_only, no_comments, output):
+def compile_(model_path, target, dialect, name, table, expressions_only, form, no_comments,
+             output):
     """Compile MODEL to standalone code with no runtime dependency.
 
     MODEL is rulegen IR JSON (as written by `rulegen fit` or `rulegen convert`), an
@@ -229,6 +234,11 @@ def compile_(model_path, target, dialect, name, table, expressions_only, no_comm
     elif dialect:
         raise click.BadParameter(f"--dialect applies to the sql target only, not {target!r}",
                                  param_hint="--dialect")
+    if form is not None:
+        if target != "c":
+            raise click.BadParameter(f"--form applies to the c target only, not {target!r}",
+                                     param_hint="--form")
+        options["form"] = form
     model = load_model(model_path)
     out_dir, base = _output_place(target, output, spec.default_extension)
     name = name or base or c_identifier(Path(model_path).stem)

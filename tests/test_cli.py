@@ -211,3 +211,13 @@ def test_console_script_exit_codes(tmp_path):
                           capture_output=True, text=True, env={**os.environ, "RULEGEN_DEBUG": ""})
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("form", ["nested", "goto", "table"])
+def test_c_form_option(iris_model, tmp_path, capsys, form):
+    code, _, err = run(capsys, "compile", iris_model, "--target", "c", "--form", form,
+                       "-o", tmp_path / "m.c")
+    assert code == 0, err
+    assert f"{form} form" in (tmp_path / "m.c").read_text()
+    code, _, err = run(capsys, "compile", iris_model, "--target", "python", "--form", form)
+    _one_line_error(code, err)

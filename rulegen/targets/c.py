@@ -4,7 +4,11 @@ Each tree is a ``static`` function that adds its leaf to the accumulator array. 
 is nested ``if``/``else`` while the nesting stays within ``MAX_NESTING`` blocks, and a flat
 goto/label form beyond (MSVC stops at 128 nested blocks, C1061; the goto form has none, so
 any depth compiles). Trees with C4.5 blends get a forward pass over node ids instead (see
-:mod:`rulegen.targets.c_trees`). Large ensembles are split over several translation units.
+:mod:`rulegen.targets.c_trees`). The table form (:mod:`rulegen.targets.c_table`) writes
+trees as ``static const`` arrays that one loop descends, for big trees and big ensembles;
+``form`` picks one for every tree (``auto``: see ``MAX_BRANCHY_NODES``), and a tree the
+requested form cannot express falls back to nested or goto. Large ensembles are split over
+several translation units.
 
 Exactness notes (docs/IR.md is the specification):
 
@@ -40,10 +44,10 @@ from rulegen.codegen.literals import (
 )
 from rulegen.errors import RulegenError
 from rulegen.ir.nodes import Leaf, Model, Tree
-from rulegen.targets import c_trees
+from rulegen.targets import c_table, c_trees
 from rulegen.targets.base import Target
 
-FORMS = ("auto", "nested", "goto")
+FORMS = ("auto", "nested", "goto", "table")
 
 
 class CTarget(Target):
@@ -52,6 +56,23 @@ class CTarget(Target):
     default_extension = ".c"
 
     MAX_NESTING = 32  # nested if/else up to this many blocks deep, goto/label form beyond
+    # "auto" writes a tree as a table (rulegen/targets/c_table.py) when the table can express
+    # it and either the tree has more than MAX_BRANCHY_NODES nodes or the model has several
+    # trees and more than TABLE_ENSEMBLE_NODES nodes in all; otherwise nested, or goto beyond
+    # MAX_NESTING. Measured with gcc 12.2 -O2 on this 2-core EPYC, ns per row on rows drawn
+    # like the training data:
+    # - One CART tree (fitted on 100k x 20 rows, cut down to n nodes): branchy code runs
+    #   2-2.5x faster than the table (one descent cannot hide its load latency: 2k nodes 29 vs
+    #   66 ns, 20k 47 vs 105 ns), but gcc's time grows quadratically: nested 0.3 / 1.0 / 3.8 /
+    #   8-12 s at 2k / 5k / 10k / 20k nodes, goto 0.4 / 1.4 / 4.7 / 17 s, and the full 200k-node
+    #   tree over 17 minutes (3.9 GB); its table takes 1.3 s (20k: 0.15 s). So a tree goes to
+    #   the table once its branchy code would cost more than about a second.
+    MAX_BRANCHY_NODES = 5000
+    # - Boosted depth-6 CART trees: nested vs table at 16 trees (2010 nodes) 101 vs 119 ns,
+    #   20 (2506) 133 vs 151, 24 (2990) 183 vs 164, 32 (3974) 280 vs 181, 100 (10k) 1282 vs 555,
+    #   500 random depth-6 trees ~26000 vs 3000. On random trees and rows (big_ensemble, branches
+    #   unpredictable) the table wins from 10 trees (410 nodes: 74 vs 56 ns; 2042: 443 vs 230).
+    TABLE_ENSEMBLE_NODES = 2500
     MAX_TREES_PER_FILE = 100  # trees per translation unit
     MAX_NODES_PER_FILE = 20000  # nodes per translation unit (a tree is never split)
 
@@ -70,6 +91,7 @@ class _Builder:
         self.t, self.model, self.prefix, self.comments, self.form = target, model, prefix, comments, form
         self.f32 = model.dtype == "float32"
         self.acc_type = "float" if self.f32 else "double"
+        self.total_nodes = sum(len(t.nodes) for t in model.trees)
 
     def lit(self, v: float) -> str:
         """A literal in the accumulation type (the value is already rounded to it)."""
@@ -80,14 +102,32 @@ class _Builder:
 
     # --- trees -----------------------------------------------------------------------
 
-    def tree_function(self, index: int, tree: Tree) -> dict:
+    def form_of(self, tree: Tree) -> str:
+        """The form one tree's body takes: the requested one where it applies (a tree the
+        table cannot express falls back to nested or goto, a blended tree always uses the
+        blend pass), or, with "auto", the choice described at ``MAX_BRANCHY_NODES``."""
+        if lower.has_blend(tree):
+            return "blend"
+        branchy = "nested" if c_trees.nesting(tree) <= self.t.MAX_NESTING else "goto"
+        if self.form in ("nested", "goto"):
+            return self.form
+        if not c_table.supports(tree):
+            return branchy
+        if self.form == "table":
+            return "table"
+        if len(tree.nodes) > self.t.MAX_BRANCHY_NODES:
+            return "table"
+        if len(self.model.trees) > 1 and self.total_nodes > self.t.TABLE_ENSEMBLE_NODES:
+            return "table"
+        return branchy
+
+    def tree_function(self, index: int, tree: Tree, form: str) -> dict:
         m, p = self.model, self.prefix
         em = c_trees.Emitter(m, tree, p, self.comments)
         width = 1 if tree.output is not None else m.n_raw
         slots = [tree.output] if tree.output is not None else list(range(m.n_raw))
         vote = m.aggregation == "vote"
-        if lower.has_blend(tree):
-            form = "blend"
+        if form == "blend":
             body = c_trees.emit_blend(em, width, lambda leaf: [c_double(v) for v in leaf.value])
             body += self.blend_tail(em, tree, width, slots)
         else:
@@ -98,9 +138,6 @@ class _Builder:
                 values = lower.leaf_contribution(m, tree, leaf)
                 return [" ".join(f"acc[{j}] = acc[{j}] + {self.lit(v)};" for j, v in zip(slots, values))]
 
-            form = self.form
-            if form == "auto":
-                form = "nested" if c_trees.nesting(tree) <= self.t.MAX_NESTING else "goto"
             emit = c_trees.emit_nested if form == "nested" else c_trees.emit_goto
             body = emit(em, leaf_lines)
         note = f"tree {index}: {len(tree.nodes)} nodes, depth {lower.depth(tree)}, {form} form"
@@ -109,8 +146,9 @@ class _Builder:
         if tree.output is not None:
             note += (f", output {tree.output} (a vote goes to the argmax of its one value: raw[0],"
                      " as in the evaluator)" if vote else f", adds to raw[{tree.output}]")
-        return {"name": f"{p}_tree_{index}", "index": index, "comment": note, "decls": list(em.decls),
-                "body": body, "uses_dot": em.uses_dot}
+        return {"name": f"{p}_tree_{index}", "index": index, "first": index, "last": index,
+                "comments": [note], "decls": list(em.decls), "void_x": True, "body": body,
+                "uses_dot": em.uses_dot}
 
     def blend_tail(self, em: c_trees.Emitter, tree: Tree, width: int, slots: list[int]) -> list[str]:
         """Weight the blended output o[], then add it (or its vote) to the accumulator."""
@@ -135,7 +173,9 @@ class _Builder:
         return out
 
     def chunks(self) -> list[list[dict]]:
-        chunks: list[list[dict]] = [[]]
+        """Tree functions per translation unit; in each, a run of consecutive table-form
+        trees with the same kind of leaves becomes one function (see c_table)."""
+        chunks: list[list[tuple[int, Tree]]] = [[]]
         nodes = 0
         for i, tree in enumerate(self.model.trees):
             cur = chunks[-1]
@@ -143,9 +183,24 @@ class _Builder:
             if cur and (full or nodes + len(tree.nodes) > self.t.MAX_NODES_PER_FILE):
                 chunks.append([])
                 nodes = 0
-            chunks[-1].append(self.tree_function(i, tree))
+            chunks[-1].append((i, tree))
             nodes += len(tree.nodes)
-        return chunks
+        out = []
+        for chunk in chunks:
+            units: list = []
+            for i, tree in chunk:
+                form = self.form_of(tree)
+                if form != "table":
+                    units.append(self.tree_function(i, tree, form))
+                    continue
+                kind = c_table.leaf_kind(self.model, tree)
+                if not (units and isinstance(units[-1], c_table.Group) and units[-1].kind == kind):
+                    units.append(c_table.Group(self.model, kind, self.acc_type, self.lit, self.rounded,
+                                               self.comments))
+                units[-1].add(i, tree)
+            out.append([u.unit(f"{self.prefix}_table_{u.indices[0]}") if isinstance(u, c_table.Group)
+                        else u for u in units])
+        return out
 
     # --- files -------------------------------------------------------------------------
 
