@@ -88,7 +88,7 @@ def _parse_param(text: str):
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="A learner parameter, repeatable, e.g. --param max_depth=4.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Where to write the model (rulegen IR JSON).")
+              help="Where to write the model: a rules file (.rules) or rulegen IR JSON.")
 def fit(data, target_col, algorithm, task, params, output):
     """Fit a tree on a CSV file and save it as a model.
 
@@ -202,8 +202,9 @@ def compile_(model_path, target, dialect, name, table, expressions_only, form, n
              output):
     """Compile MODEL to standalone code with no runtime dependency.
 
-    MODEL is rulegen IR JSON (as written by `rulegen fit` or `rulegen convert`), an
-    XGBoost model (JSON or UBJSON) or a LightGBM text model, detected from the content.
+    MODEL is a rules file, rulegen IR JSON (as written by `rulegen fit` or `rulegen
+    convert`), an XGBoost model (JSON or UBJSON) or a LightGBM text model, detected from
+    the content.
 
     \b
     Examples:
@@ -275,25 +276,30 @@ def _output_place(target: str, output: str | None, ext: str) -> tuple[Path, str 
 @cli.command()
 @click.argument("source", metavar="IN", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Where to write the model: rulegen IR JSON (.json).")
-def convert(source, output):
-    """Convert a model file to rulegen IR JSON.
+              help="Where to write: a rules file (.rules) or rulegen IR JSON (anything else).")
+@click.option("--flat", is_flag=True, help="Rules output: one IF ... THEN rule per leaf, for "
+              "reading (a view: rulegen cannot read it back).")
+def convert(source, output, flat):
+    """Convert a model between formats: to a rules file (.rules) or to IR JSON.
 
-    IN may be rulegen IR JSON, an XGBoost model (JSON or UBJSON) or a LightGBM
-    text model; the format is detected from the content. The IR predicts exactly
-    what the source model predicts (see docs/IMPORTERS.md for the few exceptions).
+    IN may be a rules file, rulegen IR JSON, an XGBoost model (JSON or UBJSON) or a
+    LightGBM text model; the format is detected from the content. The result predicts
+    exactly what IN predicts (docs/IMPORTERS.md lists the few measured exceptions for
+    imported models' probabilities).
 
     \b
-    Example:
-      rulegen convert xgb_model.json -o model.json
-      rulegen compile model.json --target c -o build/
+    Examples:
+      rulegen convert xgb_model.json -o model.rules     # read, review, edit by hand
+      rulegen convert model.rules -o model.json
+      rulegen convert model.json -o flat.rules --flat   # one rule per leaf
     """
     from rulegen.modelio import load_model, save_model
 
-    if output.endswith(".rules"):
-        raise RulegenError(f"{output}: the rules language is not supported yet; write .json")
+    if flat and not output.endswith(".rules"):
+        raise click.BadParameter("--flat writes the rules language; name the output *.rules",
+                                 param_hint="--flat")
     model = load_model(source)
-    save_model(model, output)
+    save_model(model, output, flat=flat)
     _say(f"{source}: {_summary(model)}; wrote {output}")
 
 
@@ -351,14 +357,40 @@ def predict(model_path, data, output):
 @cli.command()
 @click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
 def check(model_path):
-    """Validate MODEL and summarise it; exit code 2 with the first problem if it is invalid.
+    """Validate MODEL and summarise it; for a rules file, also look for mistakes.
+
+    For a rules file, every finding is printed as FILE:LINE:COLUMN: severity: message —
+    errors (syntax, unknown features or categories, invalid values) and warnings
+    (unreachable branches, tests that are always true on their path, leaf outputs that do
+    not fit the task). Exit code 2 if there is any error, 0 otherwise.
 
     \b
-    Example:
-      rulegen check iris.json
+    Examples:
+      rulegen check model.json
+      rulegen check model.rules
     """
-    from rulegen.modelio import load_model
+    from rulegen.modelio import detect_format, load_model
 
+    path = Path(model_path)
+    text = None
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        pass
+    if text is not None and detect_format(text) == "rules":
+        from rulegen import dsl
+
+        findings = dsl.check(text, source=str(path))
+        for d in findings:
+            click.echo(_one_line(str(d)))
+        errors = sum(d.severity == "error" for d in findings)
+        if errors:
+            raise click.exceptions.Exit(EXIT_BAD_INPUT)
+        model = dsl.parse(text, source=str(path))
+        warnings = len(findings)
+        click.echo(f"{model_path}: ok{f' ({warnings} warnings)' if warnings else ''}: "
+                   f"{_summary(model)}")
+        return
     model = load_model(model_path)
     click.echo(f"{model_path}: ok: {_summary(model)}")
 
@@ -372,8 +404,9 @@ _NO_ARGS = getattr(click.exceptions, "NoArgsIsHelpError", ())
 def main(argv=None) -> int:
     prog = "rulegen"
     try:
-        cli.main(args=argv, prog_name=prog, standalone_mode=False)
-        return EXIT_OK
+        # without standalone mode click returns (not raises) the code of a ctx.exit / Exit
+        code = cli.main(args=argv, prog_name=prog, standalone_mode=False)
+        return code if isinstance(code, int) else EXIT_OK
     except _NO_ARGS as e:  # bare `rulegen` or `rulegen fit`: show the help
         click.echo(e.ctx.get_help() if e.ctx else str(e))
         return EXIT_OK

@@ -23,14 +23,16 @@ def detect_format(text: str) -> str:
         return "json"
     if head.startswith("tree\n") or "\nversion=v" in head[:200]:
         return "lightgbm-text"
-    if head.startswith(("model", "#", "features", "rules")):
+    from rulegen.dsl import looks_like_rules
+
+    if looks_like_rules(text):
         return "rules"
     return "unknown"
 
 
 def load_model(path: str | Path) -> Model:
     """Load any model file rulegen reads, detecting the format from the content:
-    rulegen IR JSON, XGBoost JSON or UBJSON, or a LightGBM text model."""
+    rulegen IR JSON, a rules file, XGBoost JSON or UBJSON, or a LightGBM text model."""
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -50,6 +52,10 @@ def load_model(path: str | Path) -> Model:
         raise ModelFormatError(f"{path}: binary data that is not an XGBoost UBJSON model; "
                                "expected rulegen IR JSON, XGBoost JSON/UBJSON or LightGBM text") from None
     kind = detect_format(text)
+    if kind == "rules":
+        from rulegen import dsl
+
+        return dsl.parse(text, source=str(path))
     if kind == "xgboost-json":
         from rulegen.importers import xgboost
 
@@ -68,11 +74,9 @@ def load_model(path: str | Path) -> Model:
                 raise ModelFormatError(f"{path}: JSON that is neither a rulegen IR model (\"format\": "
                                        "\"rulegen-ir\") nor an XGBoost model (\"learner\")")
         return serialize.loads(text, str(path))
-    if kind == "rules":
-        raise ModelFormatError(f"{path}: looks like a rules file; the rules language is not "
-                               "supported yet (expected IR JSON, XGBoost or LightGBM)")
     raise ModelFormatError(f"{path}: not a model file rulegen reads (expected rulegen IR JSON, "
-                           "XGBoost JSON/UBJSON or a LightGBM text model)")
+                           "a rules file starting 'rulegen rules 1', XGBoost JSON/UBJSON or a "
+                           "LightGBM text model)")
 
 
 def _is_ubjson(raw: bytes) -> bool:
@@ -80,8 +84,16 @@ def _is_ubjson(raw: bytes) -> bool:
     return raw[:1] == b"{" and raw[1:2] not in (b'"', b"}", b" ", b"\n", b"\r", b"\t", b"")
 
 
-def save_model(model: Model, path: str | Path) -> None:
-    write_files({Path(path): serialize.dumps(model)})
+def save_model(model: Model, path: str | Path, *, flat: bool = False) -> None:
+    """IR JSON, or the rules language when the path ends in ``.rules``."""
+    path = Path(path)
+    if path.suffix == ".rules":
+        from rulegen import dsl
+
+        text = dsl.dumps(model, flat=flat)
+    else:
+        text = serialize.dumps(model)
+    write_files({path: text})
 
 
 def write_files(files: dict[Path, str]) -> None:
