@@ -251,6 +251,34 @@ def compare(res: SqlResult, model: Model, X: np.ndarray) -> None:
         raise AssertionError("; ".join(problems))
 
 
+_PG_CONN = None
+
+
+def postgres_connection():
+    """One throwaway PostgreSQL server per test process (tests/pgserver.py), started on first
+    use and stopped at exit. Skips when it cannot start; under CI that is a failure (conftest)."""
+    global _PG_CONN
+    if _PG_CONN is None:
+        import atexit
+
+        import pytest
+        from pgserver import PgServer
+
+        server = PgServer()
+        why = server.why_unavailable()
+        if why:
+            pytest.skip(f"PostgreSQL tests cannot run: {why}")
+        conn = connect("postgres", server.start())
+
+        def _stop():
+            conn.close()
+            server.stop()
+
+        atexit.register(_stop)
+        _PG_CONN = conn
+    return _PG_CONN
+
+
 def check_sql(model: Model, X: np.ndarray, dialect: str = "sqlite", *, conn=None,
               missing: str = "null", **options) -> SqlResult:
     """Generate SQL for ``model`` (raw columns on), run it on codes ``X`` converted with
@@ -259,6 +287,8 @@ def check_sql(model: Model, X: np.ndarray, dialect: str = "sqlite", *, conn=None
 
     from rulegen.targets.sql import SqlTarget
 
+    if dialect == "postgres" and conn is None:
+        conn = postgres_connection()
     options.setdefault("raw", True)
     options.setdefault("passthrough", [row_column(model)])
     sql = SqlTarget().generate(model, dialect=dialect, **options)["model.sql"]

@@ -173,7 +173,7 @@ def test_binary_with_nan_default_left_and_right():
     assert {8, 10} <= decision_types(text)  # missing_type NaN, default right and default left
     model = lgbi.from_booster(b)
     assert model.link == "sigmoid" and model.target.classes == (0, 1) and model.base_score == (0.0,)
-    check(b, model, probe_rows(X, text), sql=("sqlite", "duckdb"))
+    check(b, model, probe_rows(X, text), sql=("sqlite", "duckdb", "postgres"))
 
 
 def test_multiclass_classifier_with_labels_and_categorical():
@@ -192,7 +192,7 @@ def test_multiclass_classifier_with_labels_and_categorical():
     assert [t.output for t in model.trees[:8]] == [0, 1, 2, 3] * 2
     assert model.features[2].kind == "categorical"
     n_cat = len(model.features[2].categories)
-    check(est.booster_, model, probe_rows(X, text, {2: n_cat}), estimator=est, sql=("sqlite",))
+    check(est.booster_, model, probe_rows(X, text, {2: n_cat}), estimator=est, sql=("sqlite", "duckdb", "postgres"))
 
 
 def test_regression_saved_file_and_integer_features(tmp_path):
@@ -207,7 +207,7 @@ def test_regression_saved_file_and_integer_features(tmp_path):
     assert from_file.trees == lgbi.from_booster(b).trees
     assert [f.name for f in from_file.features] == [f"Column_{i}" for i in range(4)]
     reloaded = lgb.Booster(model_file=str(path))
-    check(reloaded, from_file, probe_rows(X, path.read_text()), sql=("duckdb",))
+    check(reloaded, from_file, probe_rows(X, path.read_text()), sql=("sqlite", "duckdb", "postgres"))
 
 
 def test_poisson_and_feature_names():
@@ -261,7 +261,7 @@ def test_categorical_codes_unseen_negative_and_nan():
     n_cat = len(model.features[0].categories)
     assert n_cat >= 34  # codes past one 32-bit word of the bitset
     Xp = probe_rows(X, text, {0: n_cat})
-    check(b, model, Xp, sql=("sqlite",))
+    check(b, model, Xp, sql=("sqlite", "duckdb", "postgres"))
     # categorical="numeric" is exact for *every* float, truncation included; the categorical
     # IR treats a non-integer as an unseen category (right) where LightGBM truncates it
     numeric = lgbi.from_booster(b, categorical="numeric")
@@ -341,7 +341,7 @@ def test_every_missing_type_and_zero_band_threshold():
     b = lgb.Booster(model_str=text)
     model = lgbi.loads(text)
     X = np.array(sorted(probe_values(text, 1)[0], key=lambda v: (math.isnan(v), v)))[:, None]
-    check(b, model, X, sql=("sqlite", "duckdb"))
+    check(b, model, X, sql=("sqlite", "duckdb", "postgres"))
 
 
 def test_nested_zero_missing_splits_copy_and_prune():
@@ -372,7 +372,7 @@ def test_categorical_bitsets_by_hand():
     codes = [-3.0, -1.0, -0.0, *map(float, range(70)), 1000.0, 2.0 ** 31, math.nan]
     model = lgbi.loads(text)
     assert model.features[0].categories == tuple(range(66))
-    check(b, model, np.array(codes)[:, None], sql=("sqlite",))
+    check(b, model, np.array(codes)[:, None], sql=("sqlite", "duckdb", "postgres"))
     odd = [-1.5, -0.5, 1e-40, 0.5, 0.999, 2.99, 31.5, 40.5, 64.9, 3e9, 1e300, UP, DOWN]
     check(b, lgbi.loads(text, categorical="numeric"), np.array(codes + odd)[:, None])
 

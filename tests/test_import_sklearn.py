@@ -33,7 +33,7 @@ import run_sql
 ULP_TOL = 1e-15  # relative (and absolute): numpy's SIMD exp vs the C library's exp
 # measured: probabilities 1.1e-16 abs, decision 2.2e-16 abs (grows with the number of trees)
 ADA_TOL = 1e-14  # relative (and absolute): AdaBoost's weight normalisation folded into weights
-ENGINES = ("sqlite", "duckdb")
+ENGINES = ("sqlite", "duckdb", "postgres")
 
 
 # --- data -------------------------------------------------------------------------------

@@ -157,7 +157,7 @@ def check_outputs(model, booster, P) -> None:
 
 
 def check_all(model, booster, P, *, feature_types=None, c: bool = True, python: bool = True,
-              sql=("sqlite", "duckdb")) -> dict:
+              sql=("sqlite", "duckdb", "postgres")) -> dict:
     want = xgb_margin(booster, P, feature_types)
     raw = ev.raw_scores(model, P)
     same32(raw, want, "evaluator raw vs XGBoost margin")
@@ -210,7 +210,7 @@ def test_regression_squarederror():
     b = train({"objective": "reg:squarederror", "max_depth": 5, "eta": 0.2}, X, y, 30)
     model = imp.from_booster(b)
     assert model.target.task == "regression" and model.link == "identity"
-    check_all(model, b, probes(model, X, rng), sql=("sqlite",))
+    check_all(model, b, probes(model, X, rng), sql=("sqlite", "duckdb", "postgres"))
 
 
 def test_count_poisson():
@@ -219,7 +219,7 @@ def test_count_poisson():
     b = train({"objective": "count:poisson", "max_depth": 4, "eta": 0.3}, X, y, 30)
     model = imp.from_booster(b)
     assert model.link == "exp"
-    check_all(model, b, probes(model, X, rng), sql=("duckdb",))
+    check_all(model, b, probes(model, X, rng), sql=("sqlite", "duckdb", "postgres"))
 
 
 def test_categorical_codes_and_unseen_categories():
@@ -498,7 +498,7 @@ def test_thousand_trees_compile_with_O2(capsys):
     same32(res["raw"], want, "C -O2, 1000 trees")
     assert np.array_equal(res["class"], ev.predict_class_index(model, P))
     # the same model runs as SQL, equal to the evaluator (and so to XGBoost) bit for bit
-    for dialect in ("sqlite", "duckdb"):
+    for dialect in ("sqlite", "duckdb", "postgres"):
         run_sql.check_sql(model, P[:200], dialect)
     with capsys.disabled():
         print(f"\n[1000 trees, depth 6: import {t1 - t0:.2f}s, C generation {t2 - t1:.2f}s, "

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import time
 
 import irfixtures as fx
@@ -36,7 +35,7 @@ from rulegen.ir.validate import validate
 from rulegen.targets import sql_dialect as sd
 from rulegen.targets.sql import SqlTarget
 
-import duckdb  # noqa: E402
+import duckdb  # noqa: E402,F401 - a declared test dependency: fail, never skip
 ENGINES = ("sqlite", "duckdb")
 # the evaluator itself warns when exp_overflow's float32 output rounds to infinity
 pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")
@@ -435,22 +434,11 @@ def test_sqlite_veltkamp_on_float32_sums():
 
 @pytest.fixture(scope="module")
 def pg_conn():
-    """A throwaway server (tests/pgserver.py: temp dir, Unix socket only). Skipped with the
-    reason when it cannot start; under CI (``CI`` set) that is a failure instead."""
-    from pgserver import PgServer
+    """The process-wide throwaway server (tests/pgserver.py: temp dir, Unix socket only).
+    Skipped with the reason when it cannot start; under CI (``CI`` set) that is a failure."""
+    from run_sql import postgres_connection
 
-    server = PgServer()
-    why = server.why_unavailable()
-    if why:
-        if os.environ.get("CI"):
-            pytest.fail(f"PostgreSQL tests cannot run: {why}")
-        pytest.skip(why)
-    conn = connect("postgres", server.start())
-    try:
-        yield conn
-    finally:
-        conn.close()
-        server.stop()
+    return postgres_connection()
 
 
 @pytest.mark.parametrize("dtype", ["model", "float32"])
