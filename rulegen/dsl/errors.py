@@ -190,7 +190,9 @@ def previous_token(text: str, pos: int) -> str:
     return ""
 
 
-def _strip_comment(line: str) -> str:
+def _code_chars(line: str):
+    """(index, char) of each character outside strings and backtick names, up to a '#' comment
+    (yielded as (index, '#') and then stopping)."""
     quote = None
     i = 0
     while i < len(line):
@@ -202,9 +204,17 @@ def _strip_comment(line: str) -> str:
                 quote = None
         elif ch in "\"`":
             quote = ch
-        elif ch == "#":
-            return line[:i]
+        else:
+            yield i, ch
+            if ch == "#":
+                return
         i += 1
+
+
+def _strip_comment(line: str) -> str:
+    for i, ch in _code_chars(line):
+        if ch == "#":
+            return line[:i]
     return line
 
 
@@ -212,23 +222,11 @@ def unclosed_brace(text: str) -> tuple[int, int] | None:
     """(line, column) of the last '{' that is never closed, skipping strings and comments."""
     stack = []
     for lineno, line in enumerate(text.split("\n"), 1):
-        code = _strip_comment(line)
-        quote = None
-        i = 0
-        while i < len(code):
-            ch = code[i]
-            if quote:
-                if ch == "\\":
-                    i += 1
-                elif ch == quote:
-                    quote = None
-            elif ch in "\"`":
-                quote = ch
-            elif ch == "{":
+        for i, ch in _code_chars(line):
+            if ch == "{":
                 stack.append((lineno, i + 1))
             elif ch == "}" and stack:
                 stack.pop()
-            i += 1
     return stack[-1] if stack else None
 
 
