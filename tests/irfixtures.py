@@ -27,6 +27,7 @@ from rulegen.ir.nodes import (
     Target,
     Tree,
 )
+from rulegen.codegen.lower import float64_bound
 from rulegen.ir.validate import validate
 
 F32MAX = float(np.finfo(np.float32).max)
@@ -355,14 +356,23 @@ def random_model(seed: int) -> Model:  # (first written for the C target's tests
 
 
 def _thresholds(model: Model) -> dict[int, set[float]]:
-    """Every number a numeric feature is compared with, by feature."""
+    """Every number a numeric feature is compared with, by feature. For float32 tests this also
+    includes the float64 midpoint where float32 rounding flips the answer (the bound the targets
+    compare with), so probes land exactly on it."""
     out: dict[int, set[float]] = {}
+
+    def numeric(f, op, t, dtype):
+        values = out.setdefault(f, set())
+        values.add(t)
+        if dtype == "float32":
+            values.add(float64_bound(op, t, dtype)[1])
 
     def add(test):
         if isinstance(test, NumericTest):
-            out.setdefault(test.feature, set()).add(test.threshold)
+            numeric(test.feature, test.op, test.threshold, test.dtype)
         elif isinstance(test, IntervalTest):
-            out.setdefault(test.feature, set()).update(test.bounds)
+            for b in test.bounds:
+                numeric(test.feature, test.op, b, test.dtype)
         elif isinstance(test, ObliqueTest):
             for f, w in zip(test.features, test.weights):
                 if w:
@@ -425,7 +435,8 @@ def probe_rows(model: Model, seed: int = 0, n_random: int = 200, limit: int | No
             row[f] = v
             rows.append(row)
     for j, n in enumerate(cat_sizes):
-        for code in list(range(n)) + [-1, n, 0.5, math.nan]:
+        # every code, then unseen ones near and far (an int cast of a huge value is undefined in C)
+        for code in list(range(n)) + [-1, n, n + 1, 0.5, -0.0, 2.0**31, 1e300, math.inf, math.nan]:
             row = random_row()
             row[j] = code
             rows.append(row)
