@@ -1,0 +1,47 @@
+/* rulegen SQL (sqlite): classification of 'kind', 1 tree(s), aggregation sum, link identity, dtype float64 */
+/* features: 'a' (numeric), 'b' (numeric), 'c' (numeric) */
+/* classes: 'setosa', 'versicolor', 'virginica' */
+/* NULL is missing */
+WITH
+"_rg_s0" AS (
+  /* tree 0: preparation 1 */
+  SELECT
+    "a",
+    "b",
+    "c",
+    /* tree 0: leaf node id */
+    CASE
+      WHEN ("a" IS NULL OR ("a" <= 0.30000000000000004)) AND "b" <= 1.0999999642372131 THEN 3 /* tree 0 leaf 3 samples=10 dist=[10, 0, 0] */
+      WHEN "a" <= 0.30000000000000004 THEN 7 /* tree 0 leaf 7 samples=4 dist=[1, 2, 1] */
+      WHEN ("a" IS NULL OR ("a" <= 0.30000000000000004)) THEN 8 /* tree 0 leaf 8 samples=1 dist=[0, 0, 1] */
+      WHEN ("b" IS NULL OR ("b" <= (-(3568119.0 / 4611686018427387904.0 / 4611686018427387904.0 / 67108864.0)))) AND "c" <= (6032057205060441.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 144115188075855872.0) THEN 9 /* tree 0 leaf 9 samples=2 dist=[1, 1, 0] */
+      WHEN "c" <= (6032057205060441.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 4611686018427387904.0 / 144115188075855872.0) THEN 10 /* tree 0 leaf 10 samples=3 dist=[1, 1, 1] */
+      ELSE 6 /* tree 0 leaf 6 samples=30 dist=[3, 6, 21] */
+    END AS "_rg_t0"
+  FROM "data"
+  LIMIT -1 OFFSET 0
+),
+"_rg_s1" AS (
+  /* tree 0: accumulate */
+  SELECT
+    "a",
+    "b",
+    "c",
+    0.0
+    + CASE "_rg_t0" WHEN 3 THEN 1.0 WHEN 7 THEN 0.25 WHEN 8 THEN 0.0 WHEN 9 THEN 0.5 WHEN 10 THEN 0.3333333333333333 ELSE 0.1 END AS "_rg_a0",
+    0.0
+    + CASE "_rg_t0" WHEN 3 THEN 0.0 WHEN 7 THEN 0.5 WHEN 8 THEN 0.0 WHEN 9 THEN 0.5 WHEN 10 THEN 0.3333333333333333 ELSE 0.2 END AS "_rg_a1",
+    0.0
+    + CASE "_rg_t0" WHEN 3 THEN 0.0 WHEN 7 THEN 0.25 WHEN 8 THEN 1.0 WHEN 9 THEN 0.0 WHEN 10 THEN 0.3333333333333333 ELSE 0.7 END AS "_rg_a2"
+  FROM "_rg_s0"
+  LIMIT -1 OFFSET 0
+)
+SELECT
+  "a",
+  "b",
+  "c",
+  CASE WHEN "_rg_a0" >= "_rg_a1" AND "_rg_a0" >= "_rg_a2" THEN 'setosa' WHEN "_rg_a1" >= "_rg_a2" THEN 'versicolor' ELSE 'virginica' END AS "prediction",
+  "_rg_a0" AS "prob_setosa",
+  "_rg_a1" AS "prob_versicolor",
+  "_rg_a2" AS "prob_virginica"
+FROM "_rg_s1";
