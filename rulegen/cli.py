@@ -18,7 +18,7 @@ import click
 import numpy as np
 
 from rulegen import __version__
-from rulegen.errors import RulegenError
+from rulegen.errors import DSLSyntaxError, RulegenError
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -87,17 +87,20 @@ def _parse_param(text: str):
                    "distinct integers, regression otherwise.")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="A learner parameter, repeatable, e.g. --param max_depth=4.")
+@click.option("--ignore", "ignored", multiple=True, metavar="COLUMN",
+              help="Leave this column out of the features, repeatable (e.g. an id column).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="Where to write the model: a rules file (.rules) or rulegen IR JSON.")
-def fit(data, target_col, algorithm, task, params, output):
+def fit(data, target_col, algorithm, task, params, ignored, output):
     """Fit a tree on a CSV file and save it as a model.
 
     DATA is a CSV file with a header row; an empty cell is missing. Every column
     except --target is a feature.
 
     \b
-    Example:
-      rulegen fit examples/iris.csv --target species --param max_depth=3 -o iris.json
+    Examples:
+      rulegen fit examples/iris.csv --target class --param max_depth=3 -o iris.json
+      rulegen fit penguins.csv --target species --ignore island --ignore sex -o p.rules
 
     \b
     Algorithms: cart (parameters as scikit-learn's DecisionTreeClassifier /
@@ -114,12 +117,15 @@ def fit(data, target_col, algorithm, task, params, output):
     kwargs = dict(_parse_param(p) for p in params)
     table = read_csv(data)
     task, y, classes = target_column(table, target_col, task)
-    cols = [j for j, c in enumerate(table.columns) if c != target_col]
+    for name in ignored:
+        table.index(name)  # an unknown column is an error that lists the real ones
+    cols = [j for j, c in enumerate(table.columns) if c != target_col and c not in ignored]
     if not cols:
         raise RulegenError(f"{data}: no feature columns besides the target {target_col!r}")
     for j in cols:
         if not is_numeric(table, j):
-            numeric_column(table, j, f"; the {algorithm} learner takes numeric features only")
+            numeric_column(table, j, f"; the {algorithm} learner takes numeric features only "
+                                     f"(leave the column out with --ignore {table.columns[j]!r})")
     X = np.column_stack([numeric_column(table, j) for j in cols])
     names = [table.columns[j] for j in cols]
     estimator = _make_estimator(learners[algorithm], task, kwargs)
@@ -423,7 +429,12 @@ def main(argv=None) -> int:
         _say(f"{prog}: error: {_one_line(e.format_message())}")
         return EXIT_BAD_INPUT
     except RulegenError as e:
-        _say(f"{prog}: error: {_one_line(str(e))}")
+        # the first line is the whole message; a rules-file error adds the source line and a
+        # caret under the column, as compilers do
+        first, *context = str(e).split("\n")
+        _say(f"{prog}: error: {_one_line(first)}")
+        if isinstance(e, DSLSyntaxError) and context:
+            _say("\n".join(line.rstrip() for line in context if line.strip()))
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         _say(f"{prog}: interrupted")

@@ -221,3 +221,33 @@ def test_c_form_option(iris_model, tmp_path, capsys, form):
     assert f"{form} form" in (tmp_path / "m.c").read_text()
     code, _, err = run(capsys, "compile", iris_model, "--target", "python", "--form", form)
     _one_line_error(code, err)
+
+
+def test_ignore_columns_and_the_hint_to_use_it(tmp_path, capsys):
+    data = tmp_path / "d.csv"
+    data.write_text("id,colour,x,y\n1,red,0.5,a\n2,blue,1.5,b\n3,red,2.5,b\n4,blue,0.1,a\n")
+    code, _, err = run(capsys, "fit", data, "--target", "y", "-o", tmp_path / "m.json")
+    _one_line_error(code, err)
+    assert "--ignore 'colour'" in err
+    code, _, err = run(capsys, "fit", data, "--target", "y", "--ignore", "colour", "--ignore",
+                       "id", "-o", tmp_path / "m.rules")
+    assert code == 0, err
+    assert [f.name for f in load_model(tmp_path / "m.rules").features] == ["x"]
+    code, _, err = run(capsys, "fit", data, "--target", "y", "--ignore", "nope", "-o",
+                       tmp_path / "n.json")
+    _one_line_error(code, err)
+    assert "no column 'nope'" in err
+
+
+def test_rules_syntax_error_shows_the_line_and_a_caret(tmp_path, capsys):
+    bad = tmp_path / "bad.rules"
+    text = (ROOT / "examples" / "iris.rules").read_text()
+    bad.write_text(text.replace(" or missing", " or mising", 1))
+    assert " or mising" in bad.read_text()
+    code, _, err = run(capsys, "compile", bad, "--target", "c", "-o", tmp_path / "out")
+    assert code == 2 and "Traceback" not in err
+    first, source, caret = err.rstrip("\n").split("\n")
+    assert first.startswith(f"rulegen: error: {bad}:") and "mising" in first
+    assert "mising" in source and caret.strip() == "^"
+    assert source[len(caret) - 1:].startswith("mising")
+    assert not (tmp_path / "out").exists()
