@@ -89,13 +89,17 @@ def _parse_param(text: str):
               help="A learner parameter, repeatable, e.g. --param max_depth=4.")
 @click.option("--ignore", "ignored", multiple=True, metavar="COLUMN",
               help="Leave this column out of the features, repeatable (e.g. an id column).")
+@click.option("--categorical", "declared", multiple=True, metavar="COLUMN",
+              help="Treat this column as categorical even if it looks numeric, repeatable "
+                   "(columns with any non-numeric cell are categorical anyway).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="Where to write the model: a rules file (.rules) or rulegen IR JSON.")
-def fit(data, target_col, algorithm, task, params, ignored, output):
+def fit(data, target_col, algorithm, task, params, ignored, declared, output):
     """Fit a tree on a CSV file and save it as a model.
 
     DATA is a CSV file with a header row; an empty cell is missing. Every column
-    except --target is a feature.
+    except --target is a feature: numeric if all its cells are numbers (unless named
+    by --categorical), categorical otherwise (categories: the distinct cells, sorted).
 
     \b
     Examples:
@@ -108,7 +112,14 @@ def fit(data, target_col, algorithm, task, params, ignored, output):
     min_weight_fraction_leaf, max_features, max_leaf_nodes, min_impurity_decrease,
     splitter, random_state).
     """
-    from rulegen.data import is_numeric, numeric_column, read_csv, target_column
+    from rulegen.data import (
+        categorical_column,
+        is_numeric,
+        mostly_numeric,
+        numeric_column,
+        read_csv,
+        target_column,
+    )
     from rulegen.modelio import save_model
 
     learners = _learners()
@@ -122,18 +133,33 @@ def fit(data, target_col, algorithm, task, params, ignored, output):
     cols = [j for j, c in enumerate(table.columns) if c != target_col and c not in ignored]
     if not cols:
         raise RulegenError(f"{data}: no feature columns besides the target {target_col!r}")
-    for j in cols:
-        if not is_numeric(table, j):
-            numeric_column(table, j, f"; the {algorithm} learner takes numeric features only "
-                                     f"(leave the column out with --ignore {table.columns[j]!r})")
-    X = np.column_stack([numeric_column(table, j) for j in cols])
+    for name in declared:
+        if table.index(name) not in cols:
+            raise click.BadParameter(f"{name!r} is the target or an ignored column, not a "
+                                     "feature", param_hint="--categorical")
+    columns, categories = [], {}
+    for k, j in enumerate(cols):
+        name = table.columns[j]
+        if name not in declared and not is_numeric(table, j) and mostly_numeric(table, j):
+            numeric_column(table, j, f"; most of the column is numbers, so this looks like a "
+                                     f"typo (declare the column categorical with "
+                                     f"--categorical {name!r} if it is not)")
+        if name in declared or not is_numeric(table, j):
+            categories[k], codes = categorical_column(table, j)
+            columns.append(codes)
+        else:
+            columns.append(numeric_column(table, j))
+    X = np.column_stack(columns)
     names = [table.columns[j] for j in cols]
     estimator = _make_estimator(learners[algorithm], task, kwargs)
+    extra = {}
+    if categories:
+        extra = {"categorical_features": sorted(categories), "categories": categories}
     start = time.perf_counter()
     if task == "classification":
-        estimator.fit(X, np.asarray(classes, dtype=object)[y], feature_names=names)
+        estimator.fit(X, np.asarray(classes, dtype=object)[y], feature_names=names, **extra)
     else:
-        estimator.fit(X, y, feature_names=names)
+        estimator.fit(X, y, feature_names=names, **extra)
     model = estimator.model_
     from rulegen.ir.nodes import Target
 
@@ -195,6 +221,8 @@ def _summary(model) -> str:
               "(default: the model file's name).")
 @click.option("--table", default="data", show_default=True, help="SQL: the table to select from.")
 @click.option("--expressions-only", is_flag=True, help="SQL: emit only the named expressions.")
+@click.option("--keep", "kept", multiple=True, metavar="COLUMN",
+              help="SQL: also return this column of the table (a key, a label), repeatable.")
 @click.option("--form", type=click.Choice(["auto", "nested", "goto", "table"]), default=None,
               help="C: how trees are written. nested if/else reads best; goto handles any depth; "
                    "table (constant node arrays and a loop) compiles fastest and runs fastest for "
@@ -204,8 +232,8 @@ def _summary(model) -> str:
 @click.option("-o", "--output", default=None, type=click.Path(),
               help="Output file (python, sql) or directory (c; a path ending in .c or .h "
                    "names the files). Default: NAME.py / NAME.sql / the current directory.")
-def compile_(model_path, target, dialect, name, table, expressions_only, form, no_comments,
-             output):
+def compile_(model_path, target, dialect, name, table, expressions_only, kept, form,
+             no_comments, output):
     """Compile MODEL to standalone code with no runtime dependency.
 
     MODEL is a rules file, rulegen IR JSON (as written by `rulegen fit` or `rulegen
@@ -222,7 +250,8 @@ def compile_(model_path, target, dialect, name, table, expressions_only, form, n
     C: NAME_predict(const double *x, double *out) and NAME_predict_class(x); missing is NaN,
        categories are codes (listed in NAME.h). Compile with any C99 compiler.
     Python: predict(row), predict_proba(row); standard library only.
-    SQL: SELECT *, prediction, prob_<class>... FROM TABLE; NULL is missing.
+    SQL: SELECT <features>, prediction, prob_<class>... FROM TABLE (--keep adds other
+    columns, such as a key); NULL is missing.
     """
     from rulegen.codegen.literals import c_identifier
     from rulegen.codegen.registry import generate
@@ -237,10 +266,12 @@ def compile_(model_path, target, dialect, name, table, expressions_only, form, n
         dialect = dialect or spec.dialects[0]
         if dialect not in spec.dialects:
             raise click.BadParameter(_unknown(dialect, spec.dialects), param_hint="--dialect")
-        options.update(dialect=dialect, table=table, expressions_only=expressions_only)
-    elif dialect:
-        raise click.BadParameter(f"--dialect applies to the sql target only, not {target!r}",
-                                 param_hint="--dialect")
+        options.update(dialect=dialect, table=table, expressions_only=expressions_only,
+                       passthrough=list(kept))
+    elif dialect or kept:
+        flag = "--dialect" if dialect else "--keep"
+        raise click.BadParameter(f"{flag} applies to the sql target only, not {target!r}",
+                                 param_hint=flag)
     if form is not None:
         if target != "c":
             raise click.BadParameter(f"--form applies to the c target only, not {target!r}",

@@ -112,6 +112,28 @@ def numeric_column(table: Table, j: int, why: str = "") -> np.ndarray:
     return out
 
 
+def mostly_numeric(table: Table, j: int) -> bool:
+    """At least half of the non-empty cells are numbers: a text cell there is more likely a
+    typo than a category, so fitting treats the column as numeric unless told otherwise."""
+    present = [v for v in table.cells[j] if v is not None]
+    numbers = sum(_to_float(v) is not None for v in present)
+    return bool(present) and 2 * numbers >= len(present)
+
+
+def categorical_column(table: Table, j: int) -> tuple[tuple, np.ndarray]:
+    """Column ``j`` as a categorical feature: (labels, codes). The labels are the distinct
+    non-empty cells, sorted (integers numerically, before text); code i means labels[i],
+    NaN is missing. If every cell is an integer written plainly ("3", "-1") the labels are
+    ints, otherwise they are all text."""
+    distinct = sorted({v for v in table.cells[j] if v is not None}, key=_label_key)
+    values = [_label_value(v) for v in distinct]
+    labels = tuple(values) if all(isinstance(v, int) for v in values) else tuple(distinct)
+    index = {v: i for i, v in enumerate(distinct)}
+    codes = np.array([math.nan if v is None else index[v] for v in table.cells[j]],
+                     dtype=np.float64)
+    return labels, codes
+
+
 def feature_matrix(model: Model, table: Table) -> np.ndarray:
     """The model's features from ``table`` as the evaluator's input (codes for categories)."""
     X = np.empty((table.n_rows, len(model.features)))

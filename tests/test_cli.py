@@ -223,12 +223,14 @@ def test_c_form_option(iris_model, tmp_path, capsys, form):
     _one_line_error(code, err)
 
 
-def test_ignore_columns_and_the_hint_to_use_it(tmp_path, capsys):
+def test_text_columns_are_categorical_and_ignore_drops_columns(tmp_path, capsys):
     data = tmp_path / "d.csv"
     data.write_text("id,colour,x,y\n1,red,0.5,a\n2,blue,1.5,b\n3,red,2.5,b\n4,blue,0.1,a\n")
     code, _, err = run(capsys, "fit", data, "--target", "y", "-o", tmp_path / "m.json")
-    _one_line_error(code, err)
-    assert "--ignore 'colour'" in err
+    assert code == 0, err
+    colour = load_model(tmp_path / "m.json").features[1]
+    assert (colour.name, colour.kind, colour.categories) == ("colour", "categorical",
+                                                             ("blue", "red"))
     code, _, err = run(capsys, "fit", data, "--target", "y", "--ignore", "colour", "--ignore",
                        "id", "-o", tmp_path / "m.rules")
     assert code == 0, err
@@ -237,6 +239,18 @@ def test_ignore_columns_and_the_hint_to_use_it(tmp_path, capsys):
                        tmp_path / "n.json")
     _one_line_error(code, err)
     assert "no column 'nope'" in err
+
+
+def test_a_typo_in_a_numeric_column_is_not_a_category(tmp_path, capsys):
+    data = tmp_path / "d.csv"
+    data.write_text("x,y\n1,a\n2,b\nthree,b\n4,a\n")
+    code, _, err = run(capsys, "fit", data, "--target", "y", "-o", tmp_path / "m.json")
+    _one_line_error(code, err)
+    assert "d.csv:4: column 'x': 'three' is not a number" in err and "--categorical 'x'" in err
+    code, _, err = run(capsys, "fit", data, "--target", "y", "--categorical", "x",
+                       "-o", tmp_path / "m.json")
+    assert code == 0, err
+    assert load_model(tmp_path / "m.json").features[0].kind == "categorical"
 
 
 def test_rules_syntax_error_shows_the_line_and_a_caret(tmp_path, capsys):
@@ -251,3 +265,19 @@ def test_rules_syntax_error_shows_the_line_and_a_caret(tmp_path, capsys):
     assert "mising" in source and caret.strip() == "^"
     assert source[len(caret) - 1:].startswith("mising")
     assert not (tmp_path / "out").exists()
+
+
+def test_sql_keep_returns_other_columns(iris_model, tmp_path, capsys):
+    import sqlite3
+
+    out = tmp_path / "m.sql"
+    code, _, err = run(capsys, "compile", iris_model, "--target", "sql", "--keep", "class",
+                       "--table", "iris", "-o", out)
+    assert code == 0, err
+    con = sqlite3.connect(":memory:")
+    con.execute('CREATE TABLE iris (sepallength REAL, sepalwidth REAL, petallength REAL, '
+                'petalwidth REAL, class TEXT)')
+    rows = list(csv.reader(IRIS.open()))[1:]
+    con.executemany("INSERT INTO iris VALUES (?, ?, ?, ?, ?)", rows)
+    got = con.execute(f"SELECT avg(class = prediction) FROM ({out.read_text().rstrip().rstrip(';')})")
+    assert got.fetchone()[0] > 0.99

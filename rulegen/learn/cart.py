@@ -37,6 +37,7 @@ from rulegen.ir import evaluate
 from rulegen.ir.nodes import Feature, Leaf, Model, Provenance, Target
 from rulegen.ir.validate import validate
 from rulegen.learn.builder import GrowthLimits, NumericSplitFinder, TreeBuilder
+from rulegen.learn.categorical import CartSplitFinder
 from rulegen.learn.criteria import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA
 
 
@@ -201,19 +202,31 @@ class _BaseTree:
 
     # -- fit / predict -------------------------------------------------------------
 
-    def fit(self, X, y, sample_weight=None, feature_names=None):
+    def fit(self, X, y, sample_weight=None, feature_names=None, categorical_features=None,
+            categories=None):
+        """Fit on ``X`` (n_samples, n_features). ``categorical_features`` lists the columns
+        (indices or names) that are categorical: their values are category codes 0..m-1
+        (NaN for missing), split by subsets (see :mod:`rulegen.learn.categorical`).
+        ``categories`` optionally maps a column (index or name) to its labels, code i
+        meaning ``labels[i]``; by default a column's labels are the codes 0..max code."""
         X32, names = self._check_X(X, feature_names)
         n, p = X32.shape
+        cat_labels = self._check_categorical(X32, names, categorical_features, categories)
         mss, msl, mf = self._check_params(n, p)
         T, target, fitted = self._encode_y(y, n)
         w, weighted = self._check_weights(sample_weight, n)
         min_weight_leaf = self.min_weight_fraction_leaf * (float(w.sum()) if weighted else n)
         width = len(target.classes) if target.task == "classification" else target.n_outputs
         criterion = self._criteria[self.criterion](width)
-        finder = NumericSplitFinder(X32, T, w, criterion, splitter=self.splitter,
-                                    max_features=mf, min_samples_leaf=msl,
-                                    min_weight_leaf=min_weight_leaf,
-                                    rng=np.random.default_rng(self.random_state))
+        finder_kw = {"splitter": self.splitter, "max_features": mf, "min_samples_leaf": msl,
+                     "min_weight_leaf": min_weight_leaf,
+                     "rng": np.random.default_rng(self.random_state)}
+        if cat_labels:
+            finder = CartSplitFinder(X32, T, w, criterion,
+                                     categorical={j: len(v) for j, v in cat_labels.items()},
+                                     **finder_kw)
+        else:
+            finder = NumericSplitFinder(X32, T, w, criterion, **finder_kw)
         limits = GrowthLimits(max_depth=self.max_depth, min_samples_split=max(mss, 2 * msl),
                               min_samples_leaf=msl, min_weight_leaf=min_weight_leaf,
                               min_impurity_decrease=float(self.min_impurity_decrease),
@@ -224,7 +237,9 @@ class _BaseTree:
         params = tuple(sorted((k, v if not isinstance(v, np.generic) else v.item())
                               for k, v in self.get_params().items()))
         self.model_ = validate(Model(
-            features=tuple(Feature(name) for name in names), target=target, trees=(tree,),
+            features=tuple(Feature(name, "categorical", cat_labels[j]) if j in cat_labels
+                           else Feature(name) for j, name in enumerate(names)),
+            target=target, trees=(tree,),
             base_score=(0.0,) * width, aggregation="sum", link="identity", dtype="float64",
             provenance=Provenance(algorithm="cart", params=params, library=_library(),
                                   n_samples=n, n_features=p)))
@@ -233,6 +248,53 @@ class _BaseTree:
         self.n_features_in_ = p
         self.feature_names_in_ = names
         return self
+
+    @staticmethod
+    def _check_categorical(X32, names, categorical_features, categories) -> dict:
+        """{column index: tuple of labels} for the categorical columns, codes checked."""
+        p = X32.shape[1]
+
+        def column(key, what):
+            if _is_int(key) and 0 <= key < p:
+                return int(key)
+            if isinstance(key, str) and key in names:
+                return names.index(key)
+            raise LearnerError(f"{what}: {key!r} is neither a column index in 0..{p - 1} "
+                               f"nor a feature name ({', '.join(names)})")
+
+        cols = []
+        for key in (categorical_features or ()):
+            j = column(key, "categorical_features")
+            if j not in cols:
+                cols.append(j)
+        given = {}
+        for key, labels in (categories or {}).items():
+            j = column(key, "categories")
+            if j not in cols:
+                raise LearnerError(f"categories given for column {names[j]!r}, which is not "
+                                   "in categorical_features")
+            labels = tuple(labels)
+            if not labels or len(set(labels)) != len(labels):
+                raise LearnerError(f"categories of {names[j]!r} must be distinct labels, "
+                                   f"at least one, got {labels!r}")
+            given[j] = labels
+        out = {}
+        for j in sorted(cols):
+            x = X32[:, j]
+            v = x[~np.isnan(x)]
+            if ((v != np.floor(v)) | (v < 0)).any():
+                bad = v[(v != np.floor(v)) | (v < 0)][0]
+                raise LearnerError(f"categorical feature {names[j]!r}: {bad!r} is not a category "
+                                   "code (a whole number >= 0; NaN for missing)")
+            top = int(v.max()) + 1 if v.size else 0
+            if j in given:
+                if top > len(given[j]):
+                    raise LearnerError(f"categorical feature {names[j]!r}: code {top - 1} but "
+                                       f"only {len(given[j])} categories")
+                out[j] = given[j]
+            else:
+                out[j] = tuple(range(max(top, 1)))
+        return out
 
     def _fitted(self) -> Model:
         if not hasattr(self, "model_"):
