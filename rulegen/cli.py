@@ -104,7 +104,7 @@ def fit(data, target_col, algorithm, task, params, ignored, declared, output):
     \b
     Examples:
       rulegen fit examples/iris.csv --target class --param max_depth=3 -o iris.json
-      rulegen fit penguins.csv --target species --ignore island --ignore sex -o p.rules
+      rulegen fit penguins.csv --target species --ignore year -o penguins.rules
 
     \b
     Algorithms: cart (parameters as scikit-learn's DecisionTreeClassifier /
