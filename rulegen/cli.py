@@ -91,15 +91,17 @@ def _parse_param(text: str):
               help="Leave this column out of the features, repeatable (e.g. an id column).")
 @click.option("--categorical", "declared", multiple=True, metavar="COLUMN",
               help="Treat this column as categorical even if it looks numeric, repeatable "
-                   "(columns with any non-numeric cell are categorical anyway).")
+                   "(columns that are mostly text are categorical anyway).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="Where to write the model: a rules file (.rules) or rulegen IR JSON.")
 def fit(data, target_col, algorithm, task, params, ignored, declared, output):
     """Fit a tree on a CSV file and save it as a model.
 
     DATA is a CSV file with a header row; an empty cell is missing. Every column
-    except --target is a feature: numeric if all its cells are numbers (unless named
-    by --categorical), categorical otherwise (categories: the distinct cells, sorted).
+    except --target is a feature: numeric if all its cells are numbers, categorical if
+    most are text (categories: the distinct cells, sorted) or if named by --categorical.
+    A mostly numeric column with a few text cells is an error naming the first one: it
+    is more likely a typo than a category.
 
     \b
     Examples:
