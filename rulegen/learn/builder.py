@@ -377,6 +377,14 @@ class NumericSplitFinder:
         rows = node.rows
         x = self.XT[feature, rows].astype(np.float64)
         left = np.where(np.isnan(x), missing_left, x <= threshold)
+        children, improvement = self._split_rows(node, left)
+        return Partition(float32_test(feature, threshold), DefaultChild(0 if missing_left else 1),
+                         children, improvement)
+
+    def _split_rows(self, node, left: np.ndarray) -> tuple[list, float]:
+        """The two children's work items for a row mask (True = left), with the presorted
+        orders filtered rather than re-sorted, and the split's weighted impurity decrease."""
+        rows = node.rows
         rows_l, rows_r = rows[left], rows[~left]
         S = node.state[0]
         sorted_l = sorted_r = None
@@ -394,5 +402,4 @@ class NumericSplitFinder:
             node.impurity - (w_r / w_node * st_r.impurity) - (w_l / w_node * st_l.impurity))
         children = [NodeWork(rows_l, w[rows_l], st_l.impurity, state=(sorted_l, st_l)),
                     NodeWork(rows_r, w[rows_r], st_r.impurity, state=(sorted_r, st_r))]
-        return Partition(float32_test(feature, threshold), DefaultChild(0 if missing_left else 1),
-                         children, improvement)
+        return children, improvement

@@ -170,22 +170,6 @@ class CartSplitFinder(NumericSplitFinder):
         if bigger == 0:
             in_set |= absent
         test = CategoricalTest(feature, tuple(int(c) for c in np.flatnonzero(in_set)))
-        rows_l, rows_r = rows[left], rows[~left]
-        S = node.state[0]
-        sorted_l = sorted_r = None
-        if S is not None:
-            self._mask[rows_l] = True
-            mk = self._mask[S]
-            self._mask[rows_l] = False
-            sorted_l, sorted_r = S[mk].reshape(len(S), -1), S[~mk].reshape(len(S), -1)
-        w = self.w
-        st_l, st_r = self.criterion.children_stats(self.T, w, rows_l, rows_r)
-        w_node = node.state[1].weight
-        w_l = st_l.weight
-        w_r = w_node - w_l
-        improvement = (w_node / self.total_weight) * (
-            node.impurity - (w_r / w_node * st_r.impurity) - (w_l / w_node * st_l.impurity))
-        children = [NodeWork(rows_l, w[rows_l], st_l.impurity, state=(sorted_l, st_l)),
-                    NodeWork(rows_r, w[rows_r], st_r.impurity, state=(sorted_r, st_r))]
+        children, improvement = self._split_rows(node, left)
         return Partition(test, DefaultChild(0 if missing_left else 1), children, improvement,
                          unseen=bigger)
