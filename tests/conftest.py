@@ -22,6 +22,17 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = f"skipped under CI, which must run every check: {reason}"
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    """The same rule for a whole module skipped while it is collected (a module-level
+    ``pytest.importorskip``), which never reaches pytest_runtest_makereport."""
+    outcome = yield
+    report = outcome.get_result()
+    if os.environ.get("CI") and report.skipped:
+        report.outcome = "failed"
+        report.longrepr = f"module skipped under CI, which must run every check: {report.longrepr}"
+
+
 def pytest_addoption(parser):
     parser.addoption("--update-goldens", action="store_true",
                      help="rewrite tests/golden/ from the current generators instead of comparing")

@@ -102,8 +102,8 @@ def _learned_models() -> dict[str, Model]:
                                                                               data[:, 0]),
     }
     out = {k: v.model_ for k, v in out.items()}
-    sk = pytest.importorskip("sklearn.ensemble")
-    tree = pytest.importorskip("sklearn.tree")
+    import sklearn.ensemble as sk
+    import sklearn.tree as tree
     X = np.column_stack([data, y % 2])
     for name, est in {
         "sklearn-tree": tree.DecisionTreeClassifier(max_depth=4, random_state=0),
