@@ -16,6 +16,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from rulegen.codegen.lower import f32_neighbours
+
 # --- numbers ------------------------------------------------------------------------
 
 
@@ -53,23 +55,16 @@ def c_float(v: float) -> str:
         raise ValueError(f"{v!r} is not a float32 value")
     # A C compiler rounds the decimal straight to float; check that exactly (a detour through
     # double could round twice): the decimal must lie strictly between f's rounding midpoints.
-    with np.errstate(over="ignore"):
-        below = float(np.nextafter(f, np.float32(-np.inf)))
-        above = float(np.nextafter(f, np.float32(np.inf)))
-    # past FLT_MAX the next "value" is 2**128, where rounding overflows to infinity
-    lo = -Fraction(2) ** 128 if math.isinf(below) else Fraction(below)
-    hi = Fraction(2) ** 128 if math.isinf(above) else Fraction(above)
-    here = Fraction(float(f))
+    below, above = f32_neighbours(float(f))  # past FLT_MAX: +-2**128, the overflow point
+    lo, hi, here = Fraction(below), Fraction(above), Fraction(float(f))
     for digits in range(1, 10):  # 9 significant digits always round-trip a float32
         text = f"{float(v):.{digits}g}"
         if (lo + here) / 2 < Fraction(text) < (here + hi) / 2:
             break
-    if "." not in text and "e" not in text and "inf" not in text:
-        text += ".0"
-    elif text.startswith(("-", "")) and "e" in text and "." not in text.split("e")[0]:
-        mant, exp = text.split("e")
-        text = f"{mant}.0e{exp}"
-    text += "f"
+    mant, _, exp = text.partition("e")
+    if "." not in mant:  # "f" needs a floating constant: 3 -> 3.0, 1e-45 -> 1.0e-45
+        mant += ".0"
+    text = mant + (f"e{exp}" if exp else "") + "f"
     return f"({text})" if text.startswith("-") else text
 
 

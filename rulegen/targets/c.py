@@ -133,7 +133,7 @@ class _Builder:
         else:
             def leaf_lines(leaf: Leaf) -> list[str]:
                 if vote:
-                    j = c_trees.vote_winner(tree, leaf)
+                    j = lower.vote_index(leaf, tree.weight)
                     return [f"acc[{j}] = acc[{j}] + {self.rounded(tree.weight)};"]
                 values = lower.leaf_contribution(m, tree, leaf)
                 return [" ".join(f"acc[{j}] = acc[{j}] + {self.lit(v)};" for j, v in zip(slots, values))]
@@ -143,9 +143,8 @@ class _Builder:
         note = f"tree {index}: {len(tree.nodes)} nodes, depth {lower.depth(tree)}, {form} form"
         if tree.weight != 1.0:
             note += f", weight {tree.weight!r}"
-        if tree.output is not None:
-            note += (f", output {tree.output} (a vote goes to the argmax of its one value: raw[0],"
-                     " as in the evaluator)" if vote else f", adds to raw[{tree.output}]")
+        if tree.output is not None:  # never with "vote": validation refuses it
+            note += f", adds to raw[{tree.output}]"
         return {"name": f"{p}_tree_{index}", "index": index, "first": index, "last": index,
                 "comments": [note], "decls": list(em.decls), "void_x": True, "body": body,
                 "uses_dot": em.uses_dot}

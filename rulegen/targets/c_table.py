@@ -59,7 +59,6 @@ from rulegen.ir.nodes import (
     Tree,
 )
 from rulegen.targets import c_trees
-from rulegen.targets.c_trees import vote_winner
 
 # Trees descended together. gcc 12 -O2 on this 2-core EPYC, ns/row for 1 / 4 / 8 / 16 / 32
 # chains: big_ensemble(1000) 20900 / 7400 / 5300 / 4700 / 5700; 500 depth-6 trees
@@ -206,7 +205,7 @@ class Group:
 
     def _leaf_payload(self, tree: Tree, leaf: Leaf, values: list[float]) -> float:
         if self.kind == "vote":
-            return float(vote_winner(tree, leaf))
+            return float(lower.vote_index(leaf, tree.weight))
         contribution = lower.leaf_contribution(self.model, tree, leaf)
         if self.kind == "scalar":
             return float(contribution[0])
@@ -338,9 +337,8 @@ class Group:
                     f"table form, rows {spans[i][0]}-{spans[i][1]}")
             if tree.weight != 1.0:
                 note += f", weight {tree.weight!r}"
-            if tree.output is not None:
-                note += (f", output {tree.output} (a vote goes to the argmax of its one value: raw[0],"
-                         " as in the evaluator)" if self.kind == "vote" else f", adds to raw[{tree.output}]")
+            if tree.output is not None:  # never with "vote": validation refuses it
+                note += f", adds to raw[{tree.output}]"
             comments.append(note)
         return {"name": name, "index": first, "first": first, "last": last, "comments": comments,
                 "decls": [], "void_x": False, "body": tables + decls + stmts, "uses_dot": False}

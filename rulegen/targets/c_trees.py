@@ -18,7 +18,6 @@ import functools
 import json
 from typing import NamedTuple
 
-import numpy as np
 
 from rulegen.codegen import lower
 from rulegen.codegen.literals import c_comment, c_double
@@ -403,12 +402,3 @@ def _route_lines(em: Emitter, chain, other, kids, nid) -> list[str]:
     em.decls["int k;"] = None
     lines = [f"k = {other};"] + [f"if ({c.text}) k = {k};" for c, k in reversed(chain)]
     return lines + [f"if (k == {i}) p[{c}] = p[{nid}];" for i, c in enumerate(kids)]
-
-
-def vote_winner(tree: Tree, leaf: Leaf) -> int:
-    """The accumulator slot a voting leaf adds its weight to: the evaluator's argmax of the
-    weighted output (``weight * value`` when the weight is not 1, first maximum)."""
-    v = np.asarray(leaf.value, dtype=np.float64)
-    if tree.weight != 1.0:
-        v = tree.weight * v
-    return int(np.argmax(v))

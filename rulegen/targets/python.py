@@ -138,7 +138,7 @@ class PythonTarget(Target):
         if model.link == "identity":
             return [f"return [{r} for v in raw]" if r != "v" else "return raw"]
         if model.link == "sigmoid":
-            return [f"out = [1.0 / (1.0 + _exp(-v)) for v in raw]", f"return [{r} for v in out]"]
+            return ["out = [1.0 / (1.0 + _exp(-v)) for v in raw]", f"return [{r} for v in out]"]
         if model.link == "exp":
             return ["out = [_exp(v) for v in raw]", f"return [{r} for v in out]"]
         return [  # softmax

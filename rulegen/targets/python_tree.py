@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rulegen.codegen.literals import py_comment, py_float, py_str
-from rulegen.codegen.lower import float64_bound, has_blend, leaf_contribution
+from rulegen.codegen.lower import float64_bound, has_blend, leaf_contribution, vote_index
 from rulegen.ir.nodes import (
     Blend,
     CategoricalTest,
@@ -65,15 +65,6 @@ class TreeCode:
     functions: list[Function] = field(default_factory=list)
     constants: list[tuple[str, str]] = field(default_factory=list)
     helpers: set[str] = field(default_factory=set)
-
-
-def _vote_index(values) -> int:
-    """np.argmax: the first largest value."""
-    best = 0
-    for k, v in enumerate(values):
-        if v > values[best]:
-            best = k
-    return best
 
 
 class TreeWriter:
@@ -220,8 +211,7 @@ class TreeWriter:
             values = ", ".join(map(py_float, leaf.value)) + ("," if len(leaf.value) == 1 else "")
             return f"hits.append(({nid}, p{b}, ({values})))" + note
         if self.code.returns == "vote":
-            w = self.tree.weight
-            k = _vote_index(leaf.value if w == 1.0 else [w * v for v in leaf.value])
+            k = vote_index(leaf, self.tree.weight)
             if self.comments:
                 note = (note or "  #") + py_comment(f" votes {py_str(self.model.target.classes[k])}")
             return f"return {k}" + note

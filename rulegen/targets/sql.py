@@ -26,7 +26,7 @@ import numpy as np
 
 from rulegen.codegen.jinja import render
 from rulegen.codegen.literals import sql_comment, sql_identifier, sql_label
-from rulegen.codegen.lower import has_blend, leaf_contribution, total_weight
+from rulegen.codegen.lower import has_blend, leaf_contribution, total_weight, vote_index
 from rulegen.errors import RulegenError, UnsupportedFeatureError
 from rulegen.ir.nodes import Blend, Leaf, Model, ObliqueTest, Split, Surrogates
 from rulegen.targets import sql_dialect as sd
@@ -36,7 +36,6 @@ from rulegen.targets.sql_paths import (
     conjunction,
     leaf_note,
     oblique_key,
-    vote_winner,
 )
 from rulegen.targets.sql_plan import Col, Output, Step, q, render_steps
 
@@ -220,7 +219,7 @@ class _Builder:
         if has_blend(tree):
             return self._blend_plan(t, tree, arms, width, out_k)
         if m.aggregation == "vote":
-            wins = {a.leaf: vote_winner(tree, tree.nodes[a.leaf]) for a in arms}
+            wins = {a.leaf: vote_index(tree.nodes[a.leaf], tree.weight) for a in arms}
             w = self.num(self.rnd(tree.weight))
             if len(set(wins.values())) == 1:
                 return [], {next(iter(wins.values())): (w, frozenset(), True)}

@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
 
 from rulegen.codegen.literals import sql_label
 from rulegen.codegen.lower import float64_bound
@@ -347,11 +346,3 @@ def leaf_note(tree_index: int, node_id: int, leaf: Leaf) -> str:
     if leaf.distribution is not None:
         text += " dist=[" + ", ".join(f"{d:g}" for d in leaf.distribution) + "]"
     return text
-
-
-def vote_winner(tree: Tree, leaf: Leaf) -> int:
-    """The class a leaf votes for: argmax of ``weight * value`` in float64, lowest on ties."""
-    value = np.asarray(leaf.value, dtype=np.float64)
-    if tree.weight != 1.0:
-        value = tree.weight * value
-    return int(np.argmax(value))
