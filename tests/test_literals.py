@@ -124,3 +124,25 @@ def test_python_comment_is_one_printable_line():
         text = py_comment(s)
         assert "\n" not in text and "\r" not in text and text.isprintable()
         compile(f"x = 1  # {text}\n", "<t>", "exec")
+
+
+def test_shortest_f32_reads_back_exactly_under_correct_rounding():
+    """The digits for a float32 (C's 2.45f, the rules language's float32(x) < 2.45) must round
+    to that float32 under correct, ties-to-even decimal rounding, checked in exact rationals."""
+    from fractions import Fraction
+
+    from rulegen.codegen.literals import shortest_f32
+
+    def even(v):
+        return not int(np.array([v], np.float32).view(np.uint32)[0]) & 1
+
+    for v in _floats(20000, seed=3):
+        with np.errstate(over="ignore"):
+            f = np.float32(v)
+            lo = float(np.nextafter(f, np.float32(-np.inf)))
+            hi = float(np.nextafter(f, np.float32(np.inf)))
+        lo = Fraction(lo) if math.isfinite(lo) else -Fraction(2) ** 128
+        hi = Fraction(hi) if math.isfinite(hi) else Fraction(2) ** 128
+        here, q = Fraction(v), Fraction(shortest_f32(v))
+        a, b = (lo + here) / 2, (here + hi) / 2
+        assert a < q < b or (q in (a, b) and even(v)), (v, shortest_f32(v))

@@ -12,11 +12,9 @@ import math
 import re
 import unicodedata
 from decimal import Decimal
-from fractions import Fraction
 
 import numpy as np
 
-from rulegen.codegen.lower import f32_neighbours
 
 # --- numbers ------------------------------------------------------------------------
 
@@ -46,25 +44,35 @@ def c_double(v: float) -> str:
     return text if not text.startswith("-") else f"({text})"
 
 
+def shortest_f32(v: float) -> str:
+    """A finite float32 value as the shortest decimal that a correctly rounding reader (a C
+    compiler reading ``2.45f``, the rules parser) turns back into it: numpy's Dragon4 digits in
+    float32 precision, positional for exponents -4..15 as Python's repr is."""
+    text = np.format_float_scientific(np.float32(v), unique=True, trim="-")
+    mant, exp = text.split("e")
+    sign = "-" if mant.startswith("-") else ""
+    digits = mant.lstrip("-").replace(".", "")
+    e = int(exp)
+    if -4 <= e < 16:
+        if e >= len(digits) - 1:
+            return sign + digits + "0" * (e - len(digits) + 1)
+        if e >= 0:
+            return f"{sign}{digits[:e + 1]}.{digits[e + 1:]}"
+        return f"{sign}0.{'0' * (-e - 1)}{digits}"
+    rest = f".{digits[1:]}" if len(digits) > 1 else ""
+    return f"{sign}{digits[0]}{rest}e{'-' if e < 0 else '+'}{abs(e):02d}"
+
+
 def c_float(v: float) -> str:
     """C99 float literal for a float32 value: the fewest digits that read back to it, plus f."""
-    f = np.float32(v)
     if math.isinf(v):
         return "HUGE_VALF" if v > 0 else "(-HUGE_VALF)"
-    if float(f) != float(v):
+    if float(np.float32(v)) != float(v):
         raise ValueError(f"{v!r} is not a float32 value")
-    # A C compiler rounds the decimal straight to float; check that exactly (a detour through
-    # double could round twice): the decimal must lie strictly between f's rounding midpoints.
-    below, above = f32_neighbours(float(f))  # past FLT_MAX: +-2**128, the overflow point
-    lo, hi, here = Fraction(below), Fraction(above), Fraction(float(f))
-    for digits in range(1, 10):  # 9 significant digits always round-trip a float32
-        text = f"{float(v):.{digits}g}"
-        if (lo + here) / 2 < Fraction(text) < (here + hi) / 2:
-            break
-    mant, _, exp = text.partition("e")
-    if "." not in mant:  # "f" needs a floating constant: 3 -> 3.0, 1e-45 -> 1.0e-45
-        mant += ".0"
-    text = mant + (f"e{exp}" if exp else "") + "f"
+    text = shortest_f32(v)
+    if "." not in text and "e" not in text:  # "f" needs a floating constant: 3 -> 3.0f
+        text += ".0"
+    text += "f"
     return f"({text})" if text.startswith("-") else text
 
 

@@ -16,7 +16,7 @@ from rulegen.ir.nodes import Blend, Leaf, Model, Split, Tree
 _F32_OVERFLOW = 2.0**128  # where float32 rounding goes to infinity, seen as a float32 "value"
 
 
-def f32_neighbours(t: float) -> tuple[float, float]:
+def _f32_neighbours(t: float) -> tuple[float, float]:
     """The float32 values just below and just above ``t`` (itself a float32 value);
     beyond FLT_MAX the next value is treated as 2**128, the overflow point."""
     with np.errstate(over="ignore"):
@@ -53,10 +53,10 @@ def float64_bound(op: str, threshold: float, dtype: str) -> tuple[str, float]:
         if t == math.inf:
             return "<=", t  # true for every number
         # f32(x) <= t  is  f32(x) < next32(t); next32(-inf) is -FLT_MAX
-        t = -float(np.finfo(np.float32).max) if t == -math.inf else f32_neighbours(t)[1]
+        t = -float(np.finfo(np.float32).max) if t == -math.inf else _f32_neighbours(t)[1]
     if t == -math.inf:
         return "<", t  # never true
-    below = f32_neighbours(t)[0] if t != math.inf else float(np.finfo(np.float32).max)
+    below = _f32_neighbours(t)[0] if t != math.inf else float(np.finfo(np.float32).max)
     upper = _F32_OVERFLOW if t == math.inf else t
     mid = below / 2 + upper / 2  # exact: both are float32 values, far from double limits
     return ("<=", mid) if _is_even_f32(below) else ("<", mid)

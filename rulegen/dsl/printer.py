@@ -17,8 +17,8 @@ from __future__ import annotations
 import math
 import re
 
-import numpy as np
 
+from rulegen.codegen.literals import shortest_f32
 from rulegen.dsl.parser import RESERVED
 from rulegen.ir.nodes import (
     Blend,
@@ -58,21 +58,7 @@ def num(v) -> str:
 def f32(v) -> str:
     """A float32 value as the shortest decimal that rounds (to nearest float32) back to it."""
     v = float(v)
-    if math.isinf(v):
-        return num(v)
-    text = np.format_float_scientific(np.float32(v), unique=True, trim="-")
-    mant, exp = text.split("e")
-    sign = "-" if mant.startswith("-") else ""
-    digits = mant.lstrip("-").replace(".", "")
-    e = int(exp)
-    if -4 <= e < 16:  # positional, as repr does
-        if e >= len(digits) - 1:
-            return sign + digits + "0" * (e - len(digits) + 1)
-        if e >= 0:
-            return f"{sign}{digits[:e + 1]}.{digits[e + 1:]}"
-        return f"{sign}0.{'0' * (-e - 1)}{digits}"
-    rest = f".{digits[1:]}" if len(digits) > 1 else ""
-    return f"{sign}{digits[0]}{rest}e{'-' if e < 0 else '+'}{abs(e):02d}"
+    return num(v) if math.isinf(v) else shortest_f32(v)
 
 
 def _esc(m: re.Match) -> str:
