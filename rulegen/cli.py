@@ -142,11 +142,12 @@ def fit(data, target_col, algorithm, task, params, ignored, declared, output):
     columns, categories = [], {}
     for k, j in enumerate(cols):
         name = table.columns[j]
-        if name not in declared and not is_numeric(table, j) and mostly_numeric(table, j):
+        categorical = name in declared or not is_numeric(table, j)
+        if categorical and name not in declared and mostly_numeric(table, j):
             numeric_column(table, j, f"; most of the column is numbers, so this looks like a "
                                      f"typo (declare the column categorical with "
                                      f"--categorical {name!r} if it is not)")
-        if name in declared or not is_numeric(table, j):
+        if categorical:
             categories[k], codes = categorical_column(table, j)
             columns.append(codes)
         else:
@@ -177,10 +178,9 @@ def _make_estimator(pair, task: str, kwargs: dict):
     known = cls().get_params()
     for key in kwargs:
         if key not in known:
-            close = difflib.get_close_matches(key, list(known), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise click.BadParameter(f"unknown parameter {key!r}{hint}; {cls.__name__} takes: "
-                                     f"{', '.join(sorted(known))}", param_hint="--param")
+            raise click.BadParameter(f"unknown parameter {key!r}{_did_you_mean(key, known)}; "
+                                     f"{cls.__name__} takes: {', '.join(sorted(known))}",
+                                     param_hint="--param")
     return cls(**kwargs)
 
 
@@ -191,10 +191,14 @@ def _with_target_name(model, name, Target):
     return dataclasses.replace(model, target=Target(t.task, name, t.classes, t.n_outputs))
 
 
-def _unknown(value, choices) -> str:
+def _did_you_mean(value, choices) -> str:
     close = difflib.get_close_matches(str(value), list(choices), n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return f"unknown value {value!r}{hint}; choose one of: {', '.join(sorted(choices))}"
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _unknown(value, choices) -> str:
+    return (f"unknown value {value!r}{_did_you_mean(value, choices)}; "
+            f"choose one of: {', '.join(sorted(choices))}")
 
 
 def _summary(model) -> str:
