@@ -9,7 +9,7 @@ import math
 import irfixtures
 import numpy as np
 import pytest
-from run_c import have_cc, run_c
+from run_c import run_c
 from run_python import run_python
 from run_sql import check_sql
 
@@ -199,21 +199,21 @@ def test_cli_fit_to_every_target(tmp_path, capsys, task):
                          rng.integers(0, 3, 60).astype(float)])
     extra = np.array([[0.1, np.nan, 0.0], [0.2, 7.0, 1.0], [np.nan, 2.0, 9.0],
                       [-1.0, 3.0, np.nan], [0.0, -1.0, -1.0]])
-    X = np.vstack([X, extra])
-    raw = evaluate.raw_scores(model, X) if hasattr(evaluate, "raw_scores") else None
+    # and rows on and around every threshold, with far unseen codes (irfixtures.probe_rows)
+    X = np.vstack([X, extra, irfixtures.probe_rows(model, n_random=50)])
+    raw = evaluate.raw_scores(model, X)
+    if task == "classification":
+        want = evaluate.predict_proba(model, X)
+    else:
+        want = evaluate.predict_value(model, X)
     res = run_python(model, irfixtures.labels_for(model, X))
-    if raw is not None:
-        assert np.array_equal(res.raw, raw, equal_nan=True)
+    assert np.array_equal(res.raw, raw, equal_nan=True)
+    assert np.array_equal(res.outputs, want, equal_nan=True)
+    for dialect in ("sqlite", "duckdb"):
+        check_sql(model, X, dialect)  # compares every output column with the evaluator
+    got = run_c(rulegen.generate(model, "c", name="cat"), "cat", X)
+    assert np.array_equal(got["raw"], raw, equal_nan=True)
+    assert np.array_equal(got["out"], want, equal_nan=True)
     if task == "classification":
         assert np.array_equal(res.class_index, evaluate.predict_class_index(model, X))
-        assert np.array_equal(res.outputs, evaluate.predict_proba(model, X), equal_nan=True)
-    else:
-        assert np.array_equal(res.outputs, evaluate.predict_value(model, X), equal_nan=True)
-    check_sql(model, X, "sqlite")
-    if have_cc():
-        got = run_c(rulegen.generate(model, "c", name="cat"), "cat", X)
-        if task == "classification":
-            assert np.array_equal(got["class"], evaluate.predict_class_index(model, X))
-            assert np.array_equal(got["out"], evaluate.predict_proba(model, X), equal_nan=True)
-        else:
-            assert np.array_equal(got["out"], evaluate.predict_value(model, X), equal_nan=True)
+        assert np.array_equal(got["class"], evaluate.predict_class_index(model, X))

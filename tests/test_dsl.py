@@ -690,7 +690,7 @@ def test_example_compiles_to_every_target():
     X = _rows(model)
     want = evaluate.predict_proba(model, X)
     assert np.array_equal(run_python(model, labels_for(model, X)).outputs, want)
-    check_sql(model, X, "sqlite")
-    if have_cc():
-        assert np.array_equal(run_c(rulegen.generate(model, "c", name="iris"), "iris", X)["out"],
-                              want)
+    for dialect in ("sqlite", "duckdb"):
+        check_sql(model, X, dialect)
+    assert np.array_equal(run_c(rulegen.generate(model, "c", name="iris"), "iris", X)["out"],
+                          want)
