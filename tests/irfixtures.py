@@ -149,16 +149,11 @@ def chain(depth: int = 2500) -> Model:
         test = NumericTest(i % 3, "<=" if i % 2 else "<", float(depth - i) / 7.0)
         if i % 5 == 4:
             test = NumericTest(i % 3, "<", _f32(float(depth - i) / 7.0), "float32")
+        # the leaf is the next node, the chain goes on at the one after it
         nodes.append(Split(test, (node_id + 1, node_id + 2), DefaultChild(i % 2)))
         nodes.append(Leaf((float(i),)))
     nodes.append(Leaf((-1.0,)))
-    # children must come after their parent: the chain continues at node_id + 2
-    fixed = []
-    for node_id, n in enumerate(nodes):
-        if isinstance(n, Split):
-            n = Split(n.test, (node_id + 1, node_id + 2), n.missing)
-        fixed.append(n)
-    return validate(Model(feats, Target("regression", "depth"), (Tree(tuple(fixed)),), (0.0,)))
+    return validate(Model(feats, Target("regression", "depth"), (Tree(tuple(nodes)),), (0.0,)))
 
 
 def big_ensemble(n_trees: int = 1000, seed: int = 5) -> Model:
@@ -446,7 +441,6 @@ def probe_rows(model: Model, seed: int = 0, n_random: int = 200, limit: int | No
     return X
 
 
-UNSEEN_LABEL = "\u0000unseen"  # a label no fixture category uses; SQL targets replace it
 
 
 def labels_for(model: Model, X: np.ndarray, unseen_str: str = "never-seen", unseen_int: int = -999):
