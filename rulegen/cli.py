@@ -284,7 +284,7 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
                                      param_hint="--form")
         options["form"] = form
     model = load_model(model_path)
-    out_dir, base = _output_place(target, output, spec.default_extension)
+    out_dir, base = _output_place(target, output)
     name = name or base or c_identifier(Path(model_path).stem)
     files = generate(model, target, name=name, **options)
     if target != "c" and output and len(files) == 1:
@@ -304,7 +304,7 @@ def _is_c_file(output: str) -> bool:
     return output.endswith((".c", ".h"))
 
 
-def _output_place(target: str, output: str | None, ext: str) -> tuple[Path, str | None]:
+def _output_place(target: str, output: str | None) -> tuple[Path, str | None]:
     if output is None:
         return Path("."), None
     p = Path(output)

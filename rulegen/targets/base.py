@@ -10,7 +10,6 @@ class Target:
     name: str = ""
     description: str = ""
     dialects: tuple[str, ...] = ()  # SQL only
-    default_extension: str = ""
 
     def generate(self, model: Model, *, name: str = "model", **options) -> dict[str, str]:
         """Return {relative file name: text}. Must be deterministic: the same model and

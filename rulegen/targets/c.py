@@ -53,7 +53,6 @@ FORMS = ("auto", "nested", "goto", "table")
 class CTarget(Target):
     name = "c"
     description = "C99 header and source files, no dependencies beyond <math.h>"
-    default_extension = ".c"
 
     MAX_NESTING = 32  # nested if/else up to this many blocks deep, goto/label form beyond
     # "auto" writes a tree as a table (rulegen/targets/c_table.py) when the table can express

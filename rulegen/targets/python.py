@@ -50,7 +50,6 @@ def _dtype(model: Model, v: float) -> float:
 class PythonTarget(Target):
     name = "python"
     description = "one dependency-free Python module (standard library only)"
-    default_extension = ".py"
 
     def generate(self, model: Model, *, name: str = "model", comments: bool = True, **options) -> dict[str, str]:
         if options:

@@ -48,7 +48,6 @@ class SqlTarget(Target):
     name = "sql"
     description = "a SELECT scoring every row of a table (SQLite, DuckDB, PostgreSQL)"
     dialects = sd.DIALECTS
-    default_extension = ".sql"
 
     def generate(self, model: Model, *, name: str = "model", dialect: str = "sqlite",
                  table="data", expressions_only: bool = False, raw: bool = False,
