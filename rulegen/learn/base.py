@@ -1,0 +1,279 @@
+"""What every learner shares: parameters by name, input checks, target encoding,
+prediction through the reference evaluator, and the assembled IR model.
+
+A learner subclasses :class:`Classifier` or :class:`Regressor` (through its own
+mixin), lists its parameter names in ``_params`` and sets ``model_`` in ``fit``.
+Input conventions are those of :mod:`rulegen.learn.cart`: X is numeric with NaN
+for missing; a categorical column holds codes 0..m-1, declared with
+``categorical_features`` (labels optionally in ``categories``).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from rulegen.errors import LearnerError
+from rulegen.ir import evaluate
+from rulegen.ir.nodes import Feature, Leaf, Model, Provenance, Target, Tree
+from rulegen.ir.validate import validate
+
+
+def library() -> str:
+    try:
+        from rulegen import __version__ as version
+    except ImportError:
+        version = "0.1.0"
+    return f"rulegen {version}"
+
+
+def is_int(v) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+
+
+def is_real(v) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+
+
+def bad(name, value, expected):
+    raise LearnerError(f"{name}={value!r} is invalid: expected {expected}")
+
+
+def make_model(names, cat_labels: dict, target: Target, trees, algorithm: str, params: dict,
+               n_samples: int, **model_fields) -> Model:
+    """The validated IR model of a fitted learner (a single tree unless ``trees`` has more)."""
+    width = len(target.classes) if target.task == "classification" else target.n_outputs
+    if isinstance(trees, Tree):
+        trees = (trees,)
+    fields = {"base_score": (0.0,) * width, "aggregation": "sum", "link": "identity",
+              "dtype": "float64"}
+    fields.update(model_fields)
+    clean = tuple(sorted((k, v.item() if isinstance(v, np.generic) else v)
+                         for k, v in params.items()))
+    return validate(Model(
+        features=tuple(Feature(name, "categorical", cat_labels[j]) if j in cat_labels
+                       else Feature(name) for j, name in enumerate(names)),
+        target=target, trees=tuple(trees), **fields,
+        provenance=Provenance(algorithm=algorithm, params=clean, library=library(),
+                              n_samples=n_samples, n_features=len(names))))
+
+
+class Estimator:
+    """Parameters by name (scikit-learn's get_params/set_params) and the input checks."""
+
+    _params: tuple[str, ...] = ()
+
+    def get_params(self, deep=True) -> dict:
+        return {name: getattr(self, name) for name in self._params}
+
+    def set_params(self, **params):
+        for name, value in params.items():
+            if name not in self._params:
+                raise LearnerError(f"{type(self).__name__} has no parameter {name!r}; "
+                                   f"valid parameters: {', '.join(self._params)}")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self):
+        defaults = type(self)().get_params()
+        changed = [f"{k}={v!r}" for k, v in self.get_params().items() if v != defaults[k]]
+        return f"{type(self).__name__}({', '.join(changed)})"
+
+    @staticmethod
+    def _check_X(X, feature_names):
+        if feature_names is None and hasattr(X, "columns"):
+            feature_names = [str(c) for c in X.columns]
+        try:
+            A = np.asarray(X)
+            if A.dtype.kind not in "biuf":
+                A = A.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise LearnerError(f"X must be numeric (NaN for missing values): {exc}") from None
+        if A.ndim != 2:
+            hint = " (use X.reshape(-1, 1) for a single feature)" if A.ndim == 1 else ""
+            raise LearnerError(f"X must be a 2-D array (n_samples, n_features), got shape {A.shape}{hint}")
+        n, p = A.shape
+        if n < 1 or p < 1:
+            raise LearnerError(f"X needs at least one sample and one feature, got shape {A.shape}")
+        with np.errstate(over="ignore", invalid="ignore"):
+            X32 = A.astype(np.float32)
+        if np.isinf(X32).any():
+            r, c = np.argwhere(np.isinf(X32))[0]
+            raise LearnerError(f"X[{r}, {c}] = {A[r, c]!r} is infinite or beyond the float32 range; "
+                               "trees learn on float32 values (as scikit-learn does)")
+        if feature_names is None:
+            names = tuple(f"x{i}" for i in range(p))
+        else:
+            names = tuple(feature_names)
+            if len(names) != p or not all(isinstance(s, str) and s for s in names):
+                raise LearnerError(f"feature_names must be {p} non-empty strings, got {names!r}")
+            if len(set(names)) != p:
+                raise LearnerError(f"feature_names must be unique, got {names!r}")
+        return X32, names
+
+    @staticmethod
+    def _check_weights(sample_weight, n):
+        if sample_weight is None:
+            return np.ones(n), False
+        try:
+            w = np.asarray(sample_weight, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise LearnerError("sample_weight must be numbers") from None
+        if w.ndim == 0:
+            w = np.full(n, float(w))
+        if w.shape != (n,):
+            raise LearnerError(f"sample_weight must have shape ({n},), got {w.shape}")
+        if not np.isfinite(w).all() or (w < 0).any():
+            raise LearnerError("sample_weight must be finite and non-negative")
+        if not (w > 0).any():
+            raise LearnerError("sample_weight is zero for every sample; nothing to learn from")
+        return w, True
+
+    @staticmethod
+    def _check_categorical(X32, names, categorical_features, categories) -> dict:
+        """{column index: tuple of labels} for the categorical columns, codes checked."""
+        p = X32.shape[1]
+
+        def column(key, what):
+            if is_int(key) and 0 <= key < p:
+                return int(key)
+            if isinstance(key, str) and key in names:
+                return names.index(key)
+            raise LearnerError(f"{what}: {key!r} is neither a column index in 0..{p - 1} "
+                               f"nor a feature name ({', '.join(names)})")
+
+        cols = []
+        for key in (categorical_features or ()):
+            j = column(key, "categorical_features")
+            if j not in cols:
+                cols.append(j)
+        given = {}
+        for key, labels in (categories or {}).items():
+            j = column(key, "categories")
+            if j not in cols:
+                raise LearnerError(f"categories given for column {names[j]!r}, which is not "
+                                   "in categorical_features")
+            labels = tuple(labels)
+            if not labels or len(set(labels)) != len(labels):
+                raise LearnerError(f"categories of {names[j]!r} must be distinct labels, "
+                                   f"at least one, got {labels!r}")
+            given[j] = labels
+        out = {}
+        for j in sorted(cols):
+            x = X32[:, j]
+            v = x[~np.isnan(x)]
+            if ((v != np.floor(v)) | (v < 0)).any():
+                bad = v[(v != np.floor(v)) | (v < 0)][0]
+                raise LearnerError(f"categorical feature {names[j]!r}: {bad!r} is not a category "
+                                   "code (a whole number >= 0; NaN for missing)")
+            top = int(v.max()) + 1 if v.size else 0
+            if j in given:
+                if top > len(given[j]):
+                    raise LearnerError(f"categorical feature {names[j]!r}: code {top - 1} but "
+                                       f"only {len(given[j])} categories")
+                out[j] = given[j]
+            else:
+                out[j] = tuple(range(max(top, 1)))
+        return out
+
+    def _fitted(self) -> Model:
+        if not hasattr(self, "model_"):
+            raise LearnerError(f"this {type(self).__name__} is not fitted yet; call fit(X, y) first")
+        return self.model_
+
+    def _rows(self, X):
+        self._fitted()
+        try:
+            A = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise LearnerError("X must be numeric (NaN or None for missing values)") from None
+        if A.ndim != 2 or A.shape[1] != self.n_features_in_:
+            raise LearnerError(f"X must have shape (n_samples, {self.n_features_in_}), got {A.shape}")
+        return A
+
+    def get_depth(self) -> int:
+        nodes = self._fitted().trees[0].nodes
+        depth = [0] * len(nodes)
+        for i, node in enumerate(nodes):  # parents come before children
+            if not isinstance(node, Leaf):
+                for c in node.children:
+                    depth[c] = depth[i] + 1
+        return max(depth)
+
+    def get_n_leaves(self) -> int:
+        return sum(isinstance(nd, Leaf) for nd in self._fitted().trees[0].nodes)
+
+
+
+
+class ClassifierMixin:
+    """Class labels (integers or strings) encoded as codes 0..k-1, predictions decoded."""
+
+    def _encode_y(self, y, n):
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y[:, 0]
+        if y.ndim != 1:
+            raise LearnerError(f"y must be 1-D class labels, got shape {y.shape} "
+                               "(multi-output classification is not supported)")
+        if len(y) != n:
+            raise LearnerError(f"y has {len(y)} labels but X has {n} rows")
+        if y.dtype.kind == "f":
+            if not np.isfinite(y).all() or (y != np.round(y)).any():
+                raise LearnerError("float class labels must be finite whole numbers; "
+                                   "for a continuous target use a regressor")
+        elif y.dtype.kind not in "biuUSO":
+            raise LearnerError(f"y must hold integer or string class labels, got dtype {y.dtype}")
+        try:
+            classes, codes = np.unique(y, return_inverse=True)
+        except TypeError:
+            raise LearnerError("y mixes label types (e.g. numbers and strings); "
+                               "use one type for all class labels") from None
+        labels = []
+        for c in classes:
+            if isinstance(c, (bool, np.bool_, numbers.Integral, float, np.floating)):
+                labels.append(int(c))
+            elif isinstance(c, (str, np.str_)):
+                labels.append(str(c))
+            elif isinstance(c, bytes):
+                labels.append(c.decode())
+            else:
+                raise LearnerError(f"class label {c!r} is neither an integer nor a string")
+        target = Target(task="classification", name="target", classes=tuple(labels))
+        fitted = {"classes_": classes, "n_classes_": len(classes)}
+        return codes.reshape(-1).astype(np.intp), target, fitted
+
+    def predict_proba(self, X) -> np.ndarray:
+        X = self._rows(X)
+        return evaluate.predict_proba(self.model_, X)
+
+    def predict(self, X) -> np.ndarray:
+        X = self._rows(X)
+        index = evaluate.predict_class_index(self.model_, X)
+        return self.classes_[index]
+
+
+
+
+class RegressorMixin:
+    """Numeric targets, one or more outputs."""
+
+    def _encode_y(self, y, n):
+        try:
+            Y = np.asarray(y, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise LearnerError("y must be numeric for regression") from None
+        if Y.ndim == 1:
+            Y = Y[:, None]
+        if Y.ndim != 2 or Y.shape[0] != n or Y.shape[1] < 1:
+            raise LearnerError(f"y must have shape ({n},) or ({n}, n_outputs), got {np.shape(y)}")
+        if not np.isfinite(Y).all():
+            raise LearnerError("y contains NaN or infinity; regression targets must be finite")
+        target = Target(task="regression", name="target", n_outputs=Y.shape[1])
+        return np.ascontiguousarray(Y), target, {"n_outputs_": Y.shape[1]}
+
+    def predict(self, X) -> np.ndarray:
+        X = self._rows(X)
+        values = evaluate.predict_value(self.model_, X)
+        return values[:, 0] if values.shape[1] == 1 else values
