@@ -30,9 +30,23 @@ def _targets():
 
 
 def _learners():
-    from rulegen.learn import LEARNERS
+    from rulegen.learn.catalog import CATALOG
 
-    return LEARNERS
+    return CATALOG
+
+
+class _FitCommand(click.Command):
+    """`fit --help` ends with every learner and its parameters, read from the catalog so
+    that the help cannot drift from the estimators."""
+
+    def format_epilog(self, ctx, formatter):
+        from rulegen.learn.catalog import describe
+
+        formatter.write_paragraph()
+        formatter.write_text("Algorithms and their parameters (--param NAME=VALUE):")
+        with formatter.indentation():
+            for line in describe(formatter.width - formatter.current_indent):
+                formatter.write(f"{' ' * formatter.current_indent}{line}\n")
 
 
 def _say(msg: str) -> None:
@@ -76,7 +90,7 @@ def _parse_param(text: str):
     return key, value
 
 
-@cli.command()
+@cli.command(cls=_FitCommand)
 @click.argument("data", type=click.Path(dir_okay=False))
 @click.option("--target", "target_col", required=True, metavar="COLUMN",
               help="The column to predict.")
@@ -107,12 +121,7 @@ def fit(data, target_col, algorithm, task, params, ignored, declared, output):
     Examples:
       rulegen fit examples/iris.csv --target class --param max_depth=3 -o iris.json
       rulegen fit penguins.csv --target species --ignore year -o penguins.rules
-
-    \b
-    Algorithms: cart (parameters as scikit-learn's DecisionTreeClassifier /
-    DecisionTreeRegressor: criterion, max_depth, min_samples_split, min_samples_leaf,
-    min_weight_fraction_leaf, max_features, max_leaf_nodes, min_impurity_decrease,
-    splitter, random_state).
+      rulegen fit weather.csv --target play --algorithm c45 -o weather.rules
     """
     from rulegen.data import (
         categorical_column,
@@ -172,9 +181,15 @@ def fit(data, target_col, algorithm, task, params, ignored, declared, output):
          f"{time.perf_counter() - start:.2f}s: {_summary(model)}; wrote {output}")
 
 
-def _make_estimator(pair, task: str, kwargs: dict):
+def _make_estimator(info, task: str, kwargs: dict):
     """The learner's classifier or regressor, with parameters checked by name."""
-    cls = pair[0] if task == "classification" else pair[1]
+    cls = info.estimator_class(task)
+    if cls is None:
+        able = [name for name, other in _learners().items() if task in other.tasks]
+        raise click.BadParameter(f"{info.name} does {' and '.join(info.tasks)} only, but the "
+                                 f"target calls for {task}; use one of {', '.join(able)} "
+                                 f"(or --task {info.tasks[0]} if that is what you meant)",
+                                 param_hint="--algorithm")
     known = cls().get_params()
     for key in kwargs:
         if key not in known:

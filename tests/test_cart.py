@@ -21,7 +21,7 @@ from sklearn.model_selection import KFold
 from rulegen.errors import LearnerError
 from rulegen.ir import evaluate, serialize
 from rulegen.ir.nodes import DefaultChild, Feature, Leaf, Model, NumericTest, Split, Target, Tree
-from rulegen.learn import LEARNERS, DecisionTreeClassifier, DecisionTreeRegressor
+from rulegen.learn import CATALOG, DecisionTreeClassifier, DecisionTreeRegressor
 from rulegen.learn.builder import float32_test
 from rulegen.learn.criteria import CRITERIA, _prefix_abs_errors_long, prefix_abs_errors, weighted_median
 
@@ -479,7 +479,9 @@ def test_ir_shape_and_provenance():
     reg = DecisionTreeRegressor(max_depth=2).fit(X, X[:, 0])
     assert reg.model_.target == Target("regression", "target", (), 1)
     assert reg.model_.base_score == (0.0,) and reg.model_.trees[0].nodes[0].distribution is None
-    assert LEARNERS["cart"] == (DecisionTreeClassifier, DecisionTreeRegressor)
+    info = CATALOG["cart"]
+    assert info.estimator_class("classification") is DecisionTreeClassifier
+    assert info.estimator_class("regression") is DecisionTreeRegressor
 
 
 def test_single_class_and_pure_nodes():

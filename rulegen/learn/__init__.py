@@ -1,8 +1,9 @@
-"""Learners that fit trees and emit the IR (:class:`rulegen.ir.nodes.Model`)."""
+"""Learners that fit trees and emit the IR (:class:`rulegen.ir.nodes.Model`).
+
+``CATALOG`` (in :mod:`rulegen.learn.catalog`) lists what the CLI offers by name.
+"""
 
 from rulegen.learn.cart import DecisionTreeClassifier, DecisionTreeRegressor
+from rulegen.learn.catalog import CATALOG
 
-# name -> (classifier class, regressor class)
-LEARNERS = {"cart": (DecisionTreeClassifier, DecisionTreeRegressor)}
-
-__all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor", "LEARNERS"]
+__all__ = ["CATALOG", "DecisionTreeClassifier", "DecisionTreeRegressor"]
