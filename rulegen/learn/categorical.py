@@ -118,38 +118,40 @@ class CartSplitFinder(NumericSplitFinder):
         m, nm = len(present), int(miss.sum())
         if m < 1 or (m == 1 and nm == 0):
             return None
-        best = None
+        # every ordering and both sides for the missing rows in one (q, n) batch: one
+        # criterion call per feature instead of one per candidate sequence
+        seqs, cands = [], []
         for order in self._orderings(prow, codes, present):
             rank = np.empty(self.categorical[f], dtype=np.intp)
             rank[order] = np.arange(m)
             r = rank[codes]
-            srt = np.argsort(r, kind="stable")
-            seq_p = prow[srt]
-            counts = np.bincount(r, minlength=m)
-            ends = np.cumsum(counts)  # present rows in the first k categories, k = 1..m
+            seq_p = prow[np.argsort(r, kind="stable")]
+            ends = np.cumsum(np.bincount(r, minlength=m))  # present rows in the first k
             for missing_left in (False, True):
                 if missing_left and nm == 0:
                     continue
                 if missing_left:
-                    seq = np.concatenate([mrow, seq_p])
+                    seqs.append(np.concatenate([mrow, seq_p]))
                     ks = np.arange(1, m)  # k categories join the missing rows on the left
                     n_left = nm + ends[:-1]
                 else:
-                    seq = np.concatenate([seq_p, mrow])
+                    seqs.append(np.concatenate([seq_p, mrow]))
                     ks = np.arange(1, m + 1 if nm > 0 else m)
                     n_left = ends[ks - 1]
-                if len(ks) == 0:
-                    continue
-                wl, wr, proxy = self.criterion.prefix_proxy(self.T, self.w, seq[None, :])
-                col = n_left - 1
-                ok = self._leaf_ok(n, n_left, wl[0, col], wr[0, col])
-                val = np.where(ok, proxy[0, col], -np.inf)
-                j = int(val.argmax())
-                if val[j] == -np.inf:
-                    continue
-                if best is None or val[j] > best[0]:
-                    left = order[:int(ks[j])]
-                    best = (float(val[j]), f, left, missing_left, present)
+                cands.append((order, missing_left, ks, n_left))
+        wl, wr, proxy = self.criterion.prefix_proxy(self.T, self.w, np.stack(seqs))
+        best = None
+        for i, (order, missing_left, ks, n_left) in enumerate(cands):
+            if len(ks) == 0:
+                continue
+            col = n_left - 1
+            ok = self._leaf_ok(n, n_left, wl[i, col], wr[i, col])
+            val = np.where(ok, proxy[i, col], -np.inf)
+            j = int(val.argmax())
+            if val[j] == -np.inf:
+                continue
+            if best is None or val[j] > best[0]:
+                best = (float(val[j]), f, order[:int(ks[j])], missing_left, present)
         return best
 
     # -- applying ------------------------------------------------------------------
