@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import difflib
+import inspect
 import io
 import os
 import sys
@@ -106,9 +107,12 @@ def _parse_param(text: str):
 @click.option("--categorical", "declared", multiple=True, metavar="COLUMN",
               help="Treat this column as categorical even if it looks numeric, repeatable "
                    "(columns that are mostly text are categorical anyway).")
+@click.option("--progress/--no-progress", default=None,
+              help="Show a progress bar while an ensemble trains (default: when stderr is a "
+                   "terminal).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="Where to write the model: a rules file (.rules) or rulegen IR JSON.")
-def fit(data, target_col, algorithm, task, params, ignored, declared, output):
+def fit(data, target_col, algorithm, task, params, ignored, declared, progress, output):
     """Fit a tree on a CSV file and save it as a model.
 
     DATA is a CSV file with a header row; an empty cell is missing. Every column
@@ -167,11 +171,17 @@ def fit(data, target_col, algorithm, task, params, ignored, declared, output):
     extra = {}
     if categories:
         extra = {"categorical_features": sorted(categories), "categories": categories}
+    bar = _Progress(progress if progress is not None else sys.stderr.isatty())
+    if "progress" in inspect.signature(estimator.fit).parameters:
+        extra["progress"] = bar
     start = time.perf_counter()
-    if task == "classification":
-        estimator.fit(X, np.asarray(classes, dtype=object)[y], feature_names=names, **extra)
-    else:
-        estimator.fit(X, y, feature_names=names, **extra)
+    try:
+        if task == "classification":
+            estimator.fit(X, np.asarray(classes, dtype=object)[y], feature_names=names, **extra)
+        else:
+            estimator.fit(X, y, feature_names=names, **extra)
+    finally:
+        bar.close()
     model = estimator.model_
     from rulegen.ir.nodes import Target
 
@@ -179,6 +189,30 @@ def fit(data, target_col, algorithm, task, params, ignored, declared, output):
     save_model(model, output)
     _say(f"fitted {algorithm} ({task}) on {table.n_rows} rows x {len(names)} features in "
          f"{time.perf_counter() - start:.2f}s: {_summary(model)}; wrote {output}")
+
+
+class _Progress:
+    """A one-line bar on stderr for learners that report ``progress(done, total)`` (ensembles,
+    one call per tree or round); silent when off, e.g. when stderr is not a terminal."""
+
+    def __init__(self, enabled: bool):
+        self.enabled, self.shown, self.start = enabled, False, time.perf_counter()
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total <= 0:
+            return
+        width = 30
+        fill = width * done // total
+        secs = time.perf_counter() - self.start
+        eta = f", about {secs / done * (total - done):.0f}s left" if 0 < done < total else ""
+        click.echo(f"\rfitting [{'#' * fill}{'.' * (width - fill)}] {done}/{total} "
+                   f"({secs:.1f}s{eta})  ", err=True, nl=False)
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            click.echo(err=True)
+            self.shown = False
 
 
 def _make_estimator(info, task: str, kwargs: dict):

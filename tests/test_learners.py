@@ -100,3 +100,19 @@ def test_unknown_parameter_and_algorithm_are_one_line(capsys, tmp_path):
     code, _, err = run(capsys, "fit", LABOR, "--target", "class", "--algorithm", "c4.5",
                        "-o", tmp_path / "m.json")
     assert code == 2 and err.count("\n") == 1 and "--algorithm" in err
+
+
+def test_progress_bar_draws_on_stderr_and_ends_the_line(capsys):
+    from rulegen.cli import _Progress
+
+    bar = _Progress(True)
+    for done in range(1, 5):
+        bar(done, 4)
+    bar.close()
+    err = capsys.readouterr().err
+    assert err.count("\r") == 4 and err.endswith("\n")
+    assert "4/4" in err and "[" + "#" * 30 + "]" in err
+    off = _Progress(False)
+    off(1, 4)
+    off.close()
+    assert capsys.readouterr().err == ""
