@@ -103,7 +103,7 @@ def _learned_models() -> dict[str, Model]:
     }
     out = {k: v.model_ for k, v in out.items()}
     import sklearn.ensemble as sk
-    import sklearn.tree as tree
+    from sklearn import tree
     X = np.column_stack([data, y % 2])
     for name, est in {
         "sklearn-tree": tree.DecisionTreeClassifier(max_depth=4, random_state=0),
@@ -694,3 +694,34 @@ def test_example_compiles_to_every_target():
         check_sql(model, X, dialect)
     assert np.array_equal(run_c(rulegen.generate(model, "c", name="iris"), "iris", X)["out"],
                           want)
+
+
+def test_switch_with_support_round_trips():
+    # `switch x (n = 4) {` once read as a cast `x(...)`; the printer always writes support there
+    from rulegen.ir.nodes import (
+        Feature,
+        IntervalTest,
+        Leaf,
+        Model,
+        MultiwayTest,
+        Split,
+        Target,
+        Tree,
+    )
+
+    def leaf(v, n):
+        return Leaf((v, 1.0 - v), n, (n * v, n * (1.0 - v)))
+
+    nodes = (Split(MultiwayTest(0, ((0,), (1, 2))), (1, 2), DefaultChild(1), unseen=0,
+                   samples=7.0, distribution=(3.0, 4.0)),
+             leaf(0.25, 4.0),
+             Split(IntervalTest(1, "<=", (1.5,), "float32"), (3, 4), DefaultChild(0),
+                   samples=3.0, distribution=(2.0, 1.0)),
+             leaf(1.0, 2.0), leaf(0.0, 1.0))
+    model = Model((Feature("colour", "categorical", ("red", "green", "blue")), Feature("size")),
+                  Target("classification", "y", ("a", "b")), (Tree(nodes),), (0.0, 0.0))
+    text = dumps(model)
+    assert "switch colour (n = 7" in text and "switch float32(size) (n = 3" in text
+    assert parse(text) == model
+    with pytest.raises(DSLSyntaxError, match="not a comparison type"):
+        parse(text.replace("float32(size)", "flaot32(size)"))

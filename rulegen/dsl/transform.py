@@ -375,12 +375,13 @@ class RulesTransformer(Transformer):
         return (c[0], "float64", _pos(c[0]))
 
     def cast_operand(self, c):
-        fn, tok = c
-        if str(fn) not in DTYPES:
+        call, tok = c
+        fn = str(call)[:-1]  # the CALL token includes its "("
+        if fn not in DTYPES:
             self._error(f"'{fn}(...)' is not a comparison type; write float32({tok}) to compare "
-                       f"in float32{suggest(str(fn), DTYPES)}", _pos(fn))
-            return (tok, "float64", _pos(fn))
-        return (tok, str(fn), _pos(fn))
+                       f"in float32{suggest(fn, DTYPES)}", _pos(call))
+            return (tok, "float64", _pos(call))
+        return (tok, fn, _pos(call))
 
     def numeric_test(self, c):
         (tok, dtype, pos), op, (v, num, neg) = c
