@@ -46,6 +46,13 @@ _CART_PARAMS = {
     "random_state": "seed for the feature order (ties) and the random splitter",
     "max_leaf_nodes": "grow best-first up to this many leaves (None: depth-first, no limit)",
     "min_impurity_decrease": "split only if the weighted impurity falls at least this much",
+    "ccp_alpha": "cost-complexity pruning after growth (0: none), or cv to choose it by "
+                 "cross-validation",
+    "missing": "learned (missing values go to a learned side) or surrogate (rpart's "
+               "surrogate splits)",
+    "max_surrogates": "surrogate splits kept per split with missing=surrogate",
+    "cv_folds": "folds for ccp_alpha=cv",
+    "one_se_rule": "with ccp_alpha=cv, the smallest tree within one standard error of the best",
 }
 
 CATALOG: dict[str, LearnerInfo] = {
@@ -53,6 +60,38 @@ CATALOG: dict[str, LearnerInfo] = {
         "cart", "CART: binary splits, categorical subsets, scikit-learn's semantics",
         "rulegen.learn.cart:DecisionTreeClassifier", "rulegen.learn.cart:DecisionTreeRegressor",
         _CART_PARAMS),
+    "id3": LearnerInfo(
+        "id3", "ID3: information gain, one branch per category, categorical features only",
+        "rulegen.learn.id3:ID3Classifier", None,
+        {"epsilon": "stop when the best information gain is below this (bits)",
+         "max_depth": "deepest level a node may have (None: until features or gain run out)",
+         "min_samples_split": "fewest rows a node needs to be split"}),
+    "chaid": LearnerInfo(
+        "chaid", "CHAID: chi-square / F tests, merged categories, Bonferroni-adjusted "
+        "multiway splits",
+        "rulegen.learn.chaid:CHAIDClassifier", "rulegen.learn.chaid:CHAIDRegressor",
+        {"criterion": "pearson or likelihood_ratio chi-square (classification)",
+         "alpha_merge": "merge the two most similar categories while their p-value exceeds this",
+         "alpha_split": "split only if the Bonferroni-adjusted p-value is at most this",
+         "alpha_resplit": "re-split a merged group of 3+ categories whose best binary split has p at most "
+                          "this (None: never, as SPSS)",
+         "bonferroni": "adjust p-values for the number of ways the categories could merge",
+         "max_depth": "deepest level a node may have",
+         "min_parent_size": "fewest rows a node needs to be split",
+         "min_child_size": "fewest rows in each child; smaller groups merge with a neighbour",
+         "max_bins": "numeric features are cut into at most this many quantile bins"}),
+    "quest": LearnerInfo(
+        "quest", "QUEST: unbiased variable selection (F / chi-square / Levene), "
+        "discriminant split points, category subsets",
+        "rulegen.learn.quest:QUESTClassifier", None,
+        {"alpha": "significance level of the variable-selection tests (Bonferroni-adjusted "
+                  "per node)",
+         "max_depth": "deepest level a node may have (None: no limit)",
+         "min_samples_split": "fewest rows a node needs to be split",
+         "min_samples_leaf": "fewest rows each child must keep (the cut moves, or the next "
+                             "variable is tried)",
+         "max_surrogates": "surrogate splits kept per node for missing values (0: larger "
+                           "child only)"}),
 }
 
 
