@@ -527,7 +527,7 @@ def test_prefix_abs_errors_brute_force():
 def test_get_set_params_round_trip():
     est = DecisionTreeClassifier(max_depth=4, criterion="entropy", max_features="sqrt")
     params = est.get_params()
-    assert params["max_depth"] == 4 and params["splitter"] == "best" and len(params) == 10
+    assert params["max_depth"] == 4 and params["splitter"] == "best" and len(params) == 15
     assert DecisionTreeClassifier(**params).get_params() == params
     assert est.set_params(max_depth=2, random_state=1) is est
     assert est.get_params()["max_depth"] == 2 and est.random_state == 1

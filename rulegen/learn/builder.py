@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -98,6 +99,7 @@ class TreeBuilder:
         self.finder = finder
         self.summarize = summarize
         self.limits = limits
+        self.node_values: list[tuple[float, ...]] = []  # per node id, after build()
 
     def _search(self, node: NodeWork) -> Partition | None:
         lim = self.limits
@@ -130,6 +132,9 @@ class TreeBuilder:
             self._depth_first(records, root)
         else:
             self._best_first(records, root)
+        # the IR keeps no value on a split (a regression mean, say); post-pruning
+        # needs one to turn a split into a leaf, so the builder hands them out here
+        self.node_values = [r.summary[0] for r in records]
         return Tree(nodes=tuple(self._to_ir(r) for r in records))
 
     def _depth_first(self, records, root):
@@ -269,7 +274,9 @@ class NumericSplitFinder:
         stop = max(self.max_features, int(found[0]) + 1)
         return perm[:stop][~cp[:stop]]
 
-    def find_split(self, node: NodeWork) -> Partition | None:
+    def candidates(self, node: NodeWork):
+        """(missing count, present min, present max) of every feature at the node, and the
+        features to evaluate in visiting order (see ``_visit``)."""
         rows = node.rows
         n = len(rows)
         nm = self._missing_counts(rows)
@@ -281,14 +288,23 @@ class NumericSplitFinder:
         else:
             lo = np.fmin.reduce(self.XT[:, rows], axis=1)
             hi = np.fmax.reduce(self.XT[:, rows], axis=1)
-        feats = self._visit(lo, hi, nm, n)
+        return nm, lo, hi, self._visit(lo, hi, nm, n)
+
+    def best_numeric(self, node: NodeWork, feats, nm, lo, hi):
+        """The best split of ``feats`` as (proxy, feature, threshold, missing_left), or None;
+        the earliest feature wins ties."""
         search = self._best_block if self.splitter == "best" else self._random_block
         best = None
-        step = max(1, _BLOCK // n)
+        step = max(1, _BLOCK // len(node.rows))
         for start in range(0, len(feats), step):
             found = search(node, feats[start:start + step], nm, lo, hi)
             if found is not None and (best is None or found[0] > best[0]):
                 best = found
+        return best
+
+    def find_split(self, node: NodeWork) -> Partition | None:
+        nm, lo, hi, feats = self.candidates(node)
+        best = self.best_numeric(node, feats, nm, lo, hi)
         if best is None:
             return None
         _, feature, threshold, missing_left = best

@@ -20,6 +20,17 @@ is :class:`rulegen.learn.builder.NumericSplitFinder` grown by the shared
   first strictly best split wins, so ties break at random as in sklearn; the
   generator is numpy's, so a seed does not reproduce sklearn's choice.
 
+Pruning and surrogates (docs/learners/cart.md):
+
+* ``ccp_alpha`` prunes the grown tree by minimal cost-complexity pruning, exactly as
+  sklearn (see :mod:`rulegen.learn.pruning`); ``ccp_alpha="cv"`` chooses it by
+  ``cv_folds``-fold cross-validation, with rpart's 1-SE rule if ``one_se_rule``.
+  ``ccp_alpha_`` is the value applied, ``cv_results_`` the search.
+* ``missing="surrogate"`` replaces the learned missing direction by rpart's surrogate
+  splits (at most ``max_surrogates`` per split), see :mod:`rulegen.learn.surrogates`.
+* ``node_values_`` holds every node's value as a leaf (the IR stores none on splits), so
+  the fitted tree can be pruned later (``pruning.prune(est, alpha)``).
+
 Deliberate differences: negative sample weights are refused; a node whose
 target is constant has impurity exactly 0 (sklearn's one-pass variance may leave
 noise above its tolerance and split it, without changing predictions).
@@ -28,9 +39,11 @@ noise above its tolerance and split it, without changing predictions).
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
 
+from rulegen.learn import pruning
 from rulegen.learn.base import (
     ClassifierMixin,
     Estimator,
@@ -43,21 +56,25 @@ from rulegen.learn.base import (
 from rulegen.learn.builder import GrowthLimits, NumericSplitFinder, TreeBuilder
 from rulegen.learn.categorical import CartSplitFinder
 from rulegen.learn.criteria import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA
+from rulegen.learn.surrogates import SurrogateSplitFinder
 
 # --- estimators ---------------------------------------------------------------------
 
 _PARAMS = ("criterion", "splitter", "max_depth", "min_samples_split", "min_samples_leaf",
            "min_weight_fraction_leaf", "max_features", "random_state", "max_leaf_nodes",
-           "min_impurity_decrease")
+           "min_impurity_decrease", "ccp_alpha", "missing", "max_surrogates", "cv_folds",
+           "one_se_rule")
 
 
 class _BaseTree(Estimator):
     _params = _PARAMS
-    _criteria: dict = {}
+    _criteria: ClassVar[dict] = {}
 
     def __init__(self, criterion, splitter="best", max_depth=None, min_samples_split=2,
                  min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features=None,
-                 random_state=None, max_leaf_nodes=None, min_impurity_decrease=0.0):
+                 random_state=None, max_leaf_nodes=None, min_impurity_decrease=0.0,
+                 ccp_alpha=0.0, missing="learned", max_surrogates=5, cv_folds=10,
+                 one_se_rule=False):
         self.criterion = criterion
         self.splitter = splitter
         self.max_depth = max_depth
@@ -68,6 +85,11 @@ class _BaseTree(Estimator):
         self.random_state = random_state
         self.max_leaf_nodes = max_leaf_nodes
         self.min_impurity_decrease = min_impurity_decrease
+        self.ccp_alpha = ccp_alpha
+        self.missing = missing
+        self.max_surrogates = max_surrogates
+        self.cv_folds = cv_folds
+        self.one_se_rule = one_se_rule
 
     # -- checks ------------------------------------------------------------------
 
@@ -116,6 +138,19 @@ class _BaseTree(Estimator):
         mid = self.min_impurity_decrease
         if not (is_real(mid) and mid >= 0.0 and math.isfinite(mid)):
             bad("min_impurity_decrease", mid, "a finite number >= 0")
+        ca = self.ccp_alpha
+        if not (ca == "cv" or (is_real(ca) and ca >= 0.0)):
+            bad("ccp_alpha", ca, "a number >= 0 or 'cv'")
+        if self.missing not in ("learned", "surrogate"):
+            bad("missing", self.missing, "'learned' or 'surrogate'")
+        ms = self.max_surrogates
+        if not (is_int(ms) and ms >= 0):
+            bad("max_surrogates", ms, "an integer >= 0")
+        cf = self.cv_folds
+        if not (is_int(cf) and cf >= 2) or (ca == "cv" and cf > n_samples):
+            bad("cv_folds", cf, f"an integer in 2..{n_samples} (the number of rows)")
+        if not isinstance(self.one_se_rule, (bool, np.bool_)):
+            bad("one_se_rule", self.one_se_rule, "True or False")
         return mss, msl, mf
 
     # -- fit / predict -------------------------------------------------------------
@@ -145,19 +180,46 @@ class _BaseTree(Estimator):
                                      **finder_kw)
         else:
             finder = NumericSplitFinder(X32, T, w, criterion, **finder_kw)
+        if self.missing == "surrogate":
+            finder = SurrogateSplitFinder(finder, self.max_surrogates)
         limits = GrowthLimits(max_depth=self.max_depth, min_samples_split=max(mss, 2 * msl),
                               min_samples_leaf=msl, min_weight_leaf=min_weight_leaf,
                               min_impurity_decrease=float(self.min_impurity_decrease),
                               max_leaf_nodes=self.max_leaf_nodes)
         # rows of zero weight take no part in any node (as in sklearn)
         root = finder.root(np.flatnonzero(w > 0))
-        tree = TreeBuilder(finder, finder.summarize, limits).build(root)
-        self.model_ = make_model(names, cat_labels, target, tree, "cart", self.get_params(), n)
+        builder = TreeBuilder(finder, finder.summarize, limits)
+        tree = builder.build(root)
+        model = make_model(names, cat_labels, target, tree, "cart", self.get_params(), n)
+        values = builder.node_values
+        alpha = self.ccp_alpha
+        if alpha == "cv":
+            fit_params = {"categorical_features": sorted(cat_labels), "categories": cat_labels}
+            self.cv_results_ = pruning.cv_search(self, X, y, sample_weight, fit_params, model,
+                                                 values, self.cv_folds, self.one_se_rule,
+                                                 self.random_state)
+            alpha = self.cv_results_.alpha
+        if alpha > 0.0:  # as sklearn: pruned after growth, nothing to do at 0
+            tree, order = pruning.prune_tree(tree, alpha, values)
+            model = make_model(names, cat_labels, target, tree, "cart", self.get_params(), n)
+            values = [values[i] for i in order]
+        self.model_ = model
+        self.ccp_alpha_ = float(alpha)
+        # each node's value as a leaf (the IR keeps none on splits): for pruning later
+        self.node_values_ = tuple(values)
         for name, value in fitted.items():
             setattr(self, name, value)
         self.n_features_in_ = p
         self.feature_names_in_ = names
         return self
+
+    def cost_complexity_pruning_path(self, X, y, sample_weight=None, **fit_params):
+        """scikit-learn's ``cost_complexity_pruning_path``: a copy of this estimator with
+        ``ccp_alpha=0`` is fitted on (X, y) and its path returned (``ccp_alphas``,
+        ``impurities``). ``fit_params`` go to ``fit`` (e.g. ``categorical_features``)."""
+        est = type(self)(**{**self.get_params(), "ccp_alpha": 0.0})
+        est.fit(X, y, sample_weight=sample_weight, **fit_params)
+        return pruning.cost_complexity_pruning_path(est.model_)
 
 class DecisionTreeClassifier(ClassifierMixin, _BaseTree):
     """CART classifier; leaves hold class probabilities (weighted class frequencies)."""
@@ -166,10 +228,13 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseTree):
 
     def __init__(self, criterion="gini", splitter="best", max_depth=None, min_samples_split=2,
                  min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features=None,
-                 random_state=None, max_leaf_nodes=None, min_impurity_decrease=0.0):
+                 random_state=None, max_leaf_nodes=None, min_impurity_decrease=0.0,
+                 ccp_alpha=0.0, missing="learned", max_surrogates=5, cv_folds=10,
+                 one_se_rule=False):
         super().__init__(criterion, splitter, max_depth, min_samples_split, min_samples_leaf,
                          min_weight_fraction_leaf, max_features, random_state, max_leaf_nodes,
-                         min_impurity_decrease)
+                         min_impurity_decrease, ccp_alpha, missing, max_surrogates, cv_folds,
+                         one_se_rule)
 
 class DecisionTreeRegressor(RegressorMixin, _BaseTree):
     """CART regressor; leaves hold the weighted mean (squared_error) or sklearn's
@@ -180,7 +245,9 @@ class DecisionTreeRegressor(RegressorMixin, _BaseTree):
     def __init__(self, criterion="squared_error", splitter="best", max_depth=None,
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_features=None, random_state=None, max_leaf_nodes=None,
-                 min_impurity_decrease=0.0):
+                 min_impurity_decrease=0.0, ccp_alpha=0.0, missing="learned", max_surrogates=5,
+                 cv_folds=10, one_se_rule=False):
         super().__init__(criterion, splitter, max_depth, min_samples_split, min_samples_leaf,
                          min_weight_fraction_leaf, max_features, random_state, max_leaf_nodes,
-                         min_impurity_decrease)
+                         min_impurity_decrease, ccp_alpha, missing, max_surrogates, cv_folds,
+                         one_se_rule)
