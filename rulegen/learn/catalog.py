@@ -66,6 +66,17 @@ CATALOG: dict[str, LearnerInfo] = {
         {"epsilon": "stop when the best information gain is below this (bits)",
          "max_depth": "deepest level a node may have (None: until features or gain run out)",
          "min_samples_split": "fewest rows a node needs to be split"}),
+    "c45": LearnerInfo(
+        "c45", "C4.5 (release 8) / Weka J48: gain ratio, multiway categorical splits, "
+        "fractional missing values, pessimistic pruning",
+        "rulegen.learn.c45:C45Classifier", None,
+        {"confidence": "pruning confidence CF in (0, 0.5]; smaller prunes more (J48 -C)",
+         "min_instances": "a split needs two branches with at least this weight (J48 -M)",
+         "pruning": "pessimistic error pruning (false: J48 -U)",
+         "subtree_raising": "a split's largest branch may replace it (false: J48 -S)",
+         "collapse": "before pruning, drop splits that do not lower the training error",
+         "error_estimate": "c45 (C4.5 R8's deviate table) or weka (J48's exact quantile)",
+         "mdl_correction": "charge numeric splits log2(number of cuts)/N bits"}),
     "chaid": LearnerInfo(
         "chaid", "CHAID: chi-square / F tests, merged categories, Bonferroni-adjusted "
         "multiway splits",
