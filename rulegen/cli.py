@@ -7,18 +7,16 @@ Every user mistake is one line on stderr and exit code 2; a bug is exit code 1
 from __future__ import annotations
 
 import csv
-import difflib
-import inspect
 import io
 import os
 import sys
-import time
 from pathlib import Path
 
 import click
 import numpy as np
 
 from rulegen import __version__
+from rulegen.cli_util import one_line, say, summary, unknown_value
 from rulegen.errors import DSLSyntaxError, RulegenError
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT = 0, 1, 2
@@ -28,30 +26,6 @@ def _targets():
     from rulegen.codegen.registry import TARGETS
 
     return TARGETS
-
-
-def _learners():
-    from rulegen.learn.catalog import CATALOG
-
-    return CATALOG
-
-
-class _FitCommand(click.Command):
-    """`fit --help` ends with every learner and its parameters, read from the catalog so
-    that the help cannot drift from the estimators."""
-
-    def format_epilog(self, ctx, formatter):
-        from rulegen.learn.catalog import describe
-
-        formatter.write_paragraph()
-        formatter.write_text("Algorithms and their parameters (--param NAME=VALUE):")
-        with formatter.indentation():
-            for line in describe(formatter.width - formatter.current_indent):
-                formatter.write(f"{' ' * formatter.current_indent}{line}\n")
-
-
-def _say(msg: str) -> None:
-    click.echo(msg, err=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -69,198 +43,17 @@ def cli():
     """
 
 
-# --- fit ------------------------------------------------------------------------------------
+# --- fit, prune: rulegen/cli_learn.py ---------------------------------------------------------
 
 
-def _parse_param(text: str):
-    if "=" not in text:
-        raise click.BadParameter(f"{text!r}: expected KEY=VALUE, e.g. max_depth=5",
-                                 param_hint="--param")
-    key, value = text.split("=", 1)
-    key, value = key.strip(), value.strip()
-    low = value.lower()
-    if low in ("none", "null"):
-        return key, None
-    if low in ("true", "false"):
-        return key, low == "true"
-    for conv in (int, float):
-        try:
-            return key, conv(value)
-        except ValueError:
-            pass
-    return key, value
+def _add_learning_commands():
+    from rulegen.cli_learn import fit, prune
+
+    cli.add_command(fit)
+    cli.add_command(prune)
 
 
-@cli.command(cls=_FitCommand)
-@click.argument("data", type=click.Path(dir_okay=False))
-@click.option("--target", "target_col", required=True, metavar="COLUMN",
-              help="The column to predict.")
-@click.option("--algorithm", default="cart", show_default=True, metavar="NAME",
-              help="Learning algorithm (see the list below).")
-@click.option("--task", type=click.Choice(["classification", "regression"]),
-              help="Default: classification for a text column or one with at most 10 "
-                   "distinct integers, regression otherwise.")
-@click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
-              help="A learner parameter, repeatable, e.g. --param max_depth=4.")
-@click.option("--ignore", "ignored", multiple=True, metavar="COLUMN",
-              help="Leave this column out of the features, repeatable (e.g. an id column).")
-@click.option("--categorical", "declared", multiple=True, metavar="COLUMN",
-              help="Treat this column as categorical even if it looks numeric, repeatable "
-                   "(columns that are mostly text are categorical anyway).")
-@click.option("--progress/--no-progress", default=None,
-              help="Show a progress bar while an ensemble trains (default: when stderr is a "
-                   "terminal).")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Where to write the model: a rules file (.rules) or rulegen IR JSON.")
-def fit(data, target_col, algorithm, task, params, ignored, declared, progress, output):
-    """Fit a tree on a CSV file and save it as a model.
-
-    DATA is a CSV file with a header row; an empty cell is missing. Every column
-    except --target is a feature: numeric if all its cells are numbers, categorical if
-    most are text (categories: the distinct cells, sorted) or if named by --categorical.
-    A mostly numeric column with a few text cells is an error naming the first one: it
-    is more likely a typo than a category.
-
-    \b
-    Examples:
-      rulegen fit examples/iris.csv --target class --param max_depth=3 -o iris.json
-      rulegen fit penguins.csv --target species --ignore year -o penguins.rules
-      rulegen fit weather.csv --target play --algorithm c45 -o weather.rules
-    """
-    from rulegen.data import (
-        categorical_column,
-        is_numeric,
-        mostly_numeric,
-        numeric_column,
-        read_csv,
-        target_column,
-    )
-    from rulegen.modelio import save_model
-
-    learners = _learners()
-    if algorithm not in learners:
-        raise click.BadParameter(_unknown(algorithm, learners), param_hint="--algorithm")
-    kwargs = dict(_parse_param(p) for p in params)
-    table = read_csv(data)
-    task, y, classes = target_column(table, target_col, task)
-    for name in ignored:
-        table.index(name)  # an unknown column is an error that lists the real ones
-    cols = [j for j, c in enumerate(table.columns) if c != target_col and c not in ignored]
-    if not cols:
-        raise RulegenError(f"{data}: no feature columns besides the target {target_col!r}")
-    for name in declared:
-        if table.index(name) not in cols:
-            raise click.BadParameter(f"{name!r} is the target or an ignored column, not a "
-                                     "feature", param_hint="--categorical")
-    columns, categories = [], {}
-    for k, j in enumerate(cols):
-        name = table.columns[j]
-        categorical = name in declared or not is_numeric(table, j)
-        if categorical and name not in declared and mostly_numeric(table, j):
-            numeric_column(table, j, f"; most of the column is numbers, so this looks like a "
-                                     f"typo (declare the column categorical with "
-                                     f"--categorical {name!r} if it is not)")
-        if categorical:
-            categories[k], codes = categorical_column(table, j)
-            columns.append(codes)
-        else:
-            columns.append(numeric_column(table, j))
-    X = np.column_stack(columns)
-    names = [table.columns[j] for j in cols]
-    estimator = _make_estimator(learners[algorithm], task, kwargs)
-    extra = {}
-    if categories:
-        extra = {"categorical_features": sorted(categories), "categories": categories}
-    bar = _Progress(progress if progress is not None else sys.stderr.isatty())
-    if "progress" in inspect.signature(estimator.fit).parameters:
-        extra["progress"] = bar
-    start = time.perf_counter()
-    try:
-        if task == "classification":
-            estimator.fit(X, np.asarray(classes, dtype=object)[y], feature_names=names, **extra)
-        else:
-            estimator.fit(X, y, feature_names=names, **extra)
-    finally:
-        bar.close()
-    model = estimator.model_
-    from rulegen.ir.nodes import Target
-
-    model = _with_target_name(model, target_col, Target)
-    save_model(model, output)
-    _say(f"fitted {algorithm} ({task}) on {table.n_rows} rows x {len(names)} features in "
-         f"{time.perf_counter() - start:.2f}s: {_summary(model)}; wrote {output}")
-
-
-class _Progress:
-    """A one-line bar on stderr for learners that report ``progress(done, total)`` (ensembles,
-    one call per tree or round); silent when off, e.g. when stderr is not a terminal."""
-
-    def __init__(self, enabled: bool):
-        self.enabled, self.shown, self.start = enabled, False, time.perf_counter()
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled or total <= 0:
-            return
-        width = 30
-        fill = width * done // total
-        secs = time.perf_counter() - self.start
-        eta = f", about {secs / done * (total - done):.0f}s left" if 0 < done < total else ""
-        click.echo(f"\rfitting [{'#' * fill}{'.' * (width - fill)}] {done}/{total} "
-                   f"({secs:.1f}s{eta})  ", err=True, nl=False)
-        self.shown = True
-
-    def close(self) -> None:
-        if self.shown:
-            click.echo(err=True)
-            self.shown = False
-
-
-def _make_estimator(info, task: str, kwargs: dict):
-    """The learner's classifier or regressor, with parameters checked by name."""
-    cls = info.estimator_class(task)
-    if cls is None:
-        able = [name for name, other in _learners().items() if task in other.tasks]
-        raise click.BadParameter(f"{info.name} does {' and '.join(info.tasks)} only, but the "
-                                 f"target calls for {task}; use one of {', '.join(able)} "
-                                 f"(or --task {info.tasks[0]} if that is what you meant)",
-                                 param_hint="--algorithm")
-    known = cls().get_params()
-    for key in kwargs:
-        if key not in known:
-            raise click.BadParameter(f"unknown parameter {key!r}{_did_you_mean(key, known)}; "
-                                     f"{cls.__name__} takes: {', '.join(sorted(known))}",
-                                     param_hint="--param")
-    return cls(**kwargs)
-
-
-def _with_target_name(model, name, Target):
-    import dataclasses
-
-    t = model.target
-    return dataclasses.replace(model, target=Target(t.task, name, t.classes, t.n_outputs))
-
-
-def _did_you_mean(value, choices) -> str:
-    close = difflib.get_close_matches(str(value), list(choices), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
-def _unknown(value, choices) -> str:
-    return (f"unknown value {value!r}{_did_you_mean(value, choices)}; "
-            f"choose one of: {', '.join(sorted(choices))}")
-
-
-def _summary(model) -> str:
-    from rulegen.codegen.lower import depth
-    from rulegen.ir.nodes import Leaf
-
-    leaves = sum(isinstance(n, Leaf) for t in model.trees for n in t.nodes)
-    deepest = max(depth(t) for t in model.trees)
-    t = model.target
-    what = (f"classification ({len(t.classes)} classes)" if t.task == "classification"
-            else f"regression ({t.n_outputs} output{'s' if t.n_outputs > 1 else ''})")
-    trees = f"{len(model.trees)} tree{'s' if len(model.trees) > 1 else ''}"
-    return f"{what}, {len(model.features)} features, {trees}, {leaves} leaves, depth {deepest}"
+_add_learning_commands()
 
 
 # --- compile ---------------------------------------------------------------------------------
@@ -314,13 +107,13 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
 
     targets = _targets()
     if target not in targets:
-        raise click.BadParameter(_unknown(target, targets), param_hint="--target")
+        raise click.BadParameter(unknown_value(target, targets), param_hint="--target")
     options: dict = {"comments": not no_comments}
     spec = targets[target]
     if spec.dialects:
         dialect = dialect or spec.dialects[0]
         if dialect not in spec.dialects:
-            raise click.BadParameter(_unknown(dialect, spec.dialects), param_hint="--dialect")
+            raise click.BadParameter(unknown_value(dialect, spec.dialects), param_hint="--dialect")
         options.update(dialect=dialect, table=table, expressions_only=expressions_only,
                        passthrough=list(kept))
     elif dialect or kept:
@@ -346,7 +139,7 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
         except OSError as e:
             raise RulegenError(f"{out_dir}: cannot create directory: {e.strerror or e}") from None
     write_files(dests)
-    _say(f"wrote {', '.join(str(p) for p in dests)}")
+    say(f"wrote {', '.join(str(p) for p in dests)}")
 
 
 def _is_c_file(output: str) -> bool:
@@ -392,7 +185,7 @@ def convert(source, output, flat):
                                  param_hint="--flat")
     model = load_model(source)
     save_model(model, output, flat=flat)
-    _say(f"{source}: {_summary(model)}; wrote {output}")
+    say(f"{source}: {summary(model)}; wrote {output}")
 
 
 # --- predict ---------------------------------------------------------------------------------
@@ -438,7 +231,7 @@ def predict(model_path, data, output):
             w.writerow([repr(float(v)) for v in row])
     if output:
         write_files({Path(output): buf.getvalue()})
-        _say(f"wrote {len(X)} predictions to {output}")
+        say(f"wrote {len(X)} predictions to {output}")
     else:
         click.echo(buf.getvalue(), nl=False)
 
@@ -474,17 +267,17 @@ def check(model_path):
 
         findings = dsl.check(text, source=str(path))
         for d in findings:
-            click.echo(_one_line(str(d)))
+            click.echo(one_line(str(d)))
         errors = sum(d.severity == "error" for d in findings)
         if errors:
             raise click.exceptions.Exit(EXIT_BAD_INPUT)
         model = dsl.parse(text, source=str(path))
         warnings = len(findings)
         click.echo(f"{model_path}: ok{f' ({warnings} warnings)' if warnings else ''}: "
-                   f"{_summary(model)}")
+                   f"{summary(model)}")
         return
     model = load_model(model_path)
-    click.echo(f"{model_path}: ok: {_summary(model)}")
+    click.echo(f"{model_path}: ok: {summary(model)}")
 
 
 # --- entry point ------------------------------------------------------------------------------
@@ -504,37 +297,33 @@ def main(argv=None) -> int:
         return EXIT_OK
     except click.UsageError as e:
         cmd = f"{prog} {e.ctx.info_name}" if e.ctx and e.ctx.info_name != prog else prog
-        _say(f"{cmd}: error: {_one_line(e.format_message())} (see '{cmd} --help')")
+        say(f"{cmd}: error: {one_line(e.format_message())} (see '{cmd} --help')")
         return EXIT_BAD_INPUT
     except click.exceptions.Exit as e:
         return e.exit_code
     except click.Abort:
-        _say(f"{prog}: aborted")
+        say(f"{prog}: aborted")
         return EXIT_BAD_INPUT
     except click.ClickException as e:
-        _say(f"{prog}: error: {_one_line(e.format_message())}")
+        say(f"{prog}: error: {one_line(e.format_message())}")
         return EXIT_BAD_INPUT
     except RulegenError as e:
         # the first line is the whole message; a rules-file error adds the source line and a
         # caret under the column, as compilers do
         first, *context = str(e).split("\n")
-        _say(f"{prog}: error: {_one_line(first)}")
+        say(f"{prog}: error: {one_line(first)}")
         if isinstance(e, DSLSyntaxError) and context:
-            _say("\n".join(line.rstrip() for line in context if line.strip()))
+            say("\n".join(line.rstrip() for line in context if line.strip()))
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        _say(f"{prog}: interrupted")
+        say(f"{prog}: interrupted")
         return 130
     except Exception as e:  # a bug: say so plainly, keep the traceback for debugging
         if os.environ.get("RULEGEN_DEBUG"):
             raise
-        _say(f"{prog}: internal error: {type(e).__name__}: {_one_line(str(e))} "
+        say(f"{prog}: internal error: {type(e).__name__}: {one_line(str(e))} "
              "(this is a bug; rerun with RULEGEN_DEBUG=1 for the traceback and report it)")
         return EXIT_INTERNAL
-
-
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
 
 
 if __name__ == "__main__":  # pragma: no cover

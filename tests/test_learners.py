@@ -14,6 +14,7 @@ from targetcheck import assert_targets_exact
 from rulegen.cli import main
 from rulegen.data import feature_matrix, read_csv
 from rulegen.ir import evaluate
+from rulegen.ir.nodes import Leaf
 from rulegen.learn.catalog import CATALOG, parameters
 from rulegen.modelio import load_model
 
@@ -103,7 +104,7 @@ def test_unknown_parameter_and_algorithm_are_one_line(capsys, tmp_path):
 
 
 def test_progress_bar_draws_on_stderr_and_ends_the_line(capsys):
-    from rulegen.cli import _Progress
+    from rulegen.cli_learn import _Progress
 
     bar = _Progress(True)
     for done in range(1, 5):
@@ -116,3 +117,73 @@ def test_progress_bar_draws_on_stderr_and_ends_the_line(capsys):
     off(1, 4)
     off.close()
     assert capsys.readouterr().err == ""
+
+
+def _split_csv(src: Path, tmp_path: Path, every: int = 3):
+    """Every `every`-th data row to a validation file, the rest to a training file."""
+    lines = src.read_text().splitlines()
+    train = [lines[0]] + [r for i, r in enumerate(lines[1:]) if i % every]
+    valid = [lines[0]] + [r for i, r in enumerate(lines[1:]) if not i % every]
+    (tmp_path / "train.csv").write_text("\n".join(train) + "\n")
+    (tmp_path / "valid.csv").write_text("\n".join(valid) + "\n")
+    return tmp_path / "train.csv", tmp_path / "valid.csv"
+
+
+@pytest.mark.parametrize("name", ["cart", "c45", "quest"])
+def test_prune_reduced_error_from_the_command_line(capsys, tmp_path, name):
+    train, valid = _split_csv(LABOR, tmp_path)
+    extra = ["--param", "pruning=false"] if name == "c45" else []
+    full = tmp_path / "full.rules"
+    code, _, err = run(capsys, "fit", train, "--target", "class", "--algorithm", name, *extra,
+                       "-o", full)
+    assert code == 0, err
+    out = tmp_path / "pruned.rules"
+    code, _, err = run(capsys, "prune", full, "--data", valid, "-o", out)
+    assert code == 0, err
+    assert "reduced-error pruning" in err
+    before, after = load_model(full), load_model(out)
+    assert len(after.trees[0].nodes) <= len(before.trees[0].nodes)
+    Xv = feature_matrix(before, read_csv(valid))
+    with open(valid, newline="") as f:
+        yv = np.array([row["class"] for row in csv.DictReader(f)], dtype=object)
+
+    def errors(model):
+        labels = np.asarray(model.target.classes, dtype=object)
+        return int(np.sum(labels[evaluate.predict_class_index(model, Xv)] != yv))
+
+    assert errors(after) <= errors(before)
+    assert_targets_exact(after, Xv, dialects=("sqlite",))
+
+
+def test_prune_path_and_alpha_match_the_library(capsys, tmp_path):
+    from rulegen.learn import pruning
+
+    model_path = tmp_path / "m.json"
+    code, _, err = run(capsys, "fit", LABOR, "--target", "class", "--param", "random_state=0",
+                       "-o", model_path)
+    assert code == 0, err
+    model = load_model(model_path)
+    code, out, err = run(capsys, "prune", model_path, "--path")
+    assert code == 0, err
+    rows = list(csv.DictReader(out.splitlines()))
+    path = pruning.cost_complexity_pruning_path(model)
+    assert [float(r["alpha"]) for r in rows] == path.ccp_alphas.tolist()
+    assert [float(r["impurity"]) for r in rows] == path.impurities.tolist()
+    assert int(rows[-1]["leaves"]) == 1 and len(rows) > 2
+    alpha = float(rows[-2]["alpha"])
+    out_path = tmp_path / "p.json"
+    code, _, err = run(capsys, "prune", model_path, "--alpha", alpha, "-o", out_path)
+    assert code == 0, err
+    assert load_model(out_path) == pruning.prune(model, alpha)
+    assert sum(isinstance(n, Leaf) for n in load_model(out_path).trees[0].nodes) == int(rows[-2]["leaves"])
+
+
+def test_prune_usage_errors_are_one_line(capsys, tmp_path):
+    model_path = tmp_path / "m.json"
+    run(capsys, "fit", LABOR, "--target", "class", "-o", model_path)
+    for args in ([], ["--alpha", "0.1", "--path"], ["--alpha", "0.1"]):
+        code, _, err = run(capsys, "prune", model_path, *args)
+        assert code == 2 and err.count("\n") == 1, err
+    code, _, err = run(capsys, "prune", model_path, "--data", WEATHER, "-o", tmp_path / "x.json")
+    assert code == 2 and err.count("\n") == 1 and "class" in err
+    assert not (tmp_path / "x.json").exists()
