@@ -118,35 +118,55 @@ class CartSplitFinder(NumericSplitFinder):
         m, nm = len(present), int(miss.sum())
         if m < 1 or (m == 1 and nm == 0):
             return None
-        # every ordering and both sides for the missing rows in one (q, n) batch: one
-        # criterion call per feature instead of one per candidate sequence
-        seqs, cands = [], []
+        # Candidates: every ordering, with the missing rows right then left. Classification
+        # scores them from per-category class weights (O(m * classes) each, whatever the
+        # rows); regression scans the row sequences, all in one (q, n) batch.
+        counts = self.criterion.task == "classification"
+        if counts:
+            k = self.criterion.n_classes
+            pos = np.searchsorted(present, codes)
+            C = np.zeros((m, k))
+            np.add.at(C, (pos, self.T[prow]), self.w[prow])
+            Cm = np.bincount(self.T[mrow], weights=self.w[mrow], minlength=k)
+            total = C.sum(axis=0) + Cm
+        seqs, lefts, cands = [], [], []
         for order in self._orderings(prow, codes, present):
             rank = np.empty(self.categorical[f], dtype=np.intp)
             rank[order] = np.arange(m)
             r = rank[codes]
-            seq_p = prow[np.argsort(r, kind="stable")]
+            if counts:
+                L = np.cumsum(C[np.searchsorted(present, order)], axis=0)  # first k categories
+            else:
+                seq_p = prow[np.argsort(r, kind="stable")]
             ends = np.cumsum(np.bincount(r, minlength=m))  # present rows in the first k
             for missing_left in (False, True):
                 if missing_left and nm == 0:
                     continue
                 if missing_left:
-                    seqs.append(np.concatenate([mrow, seq_p]))
                     ks = np.arange(1, m)  # k categories join the missing rows on the left
                     n_left = nm + ends[:-1]
                 else:
-                    seqs.append(np.concatenate([seq_p, mrow]))
                     ks = np.arange(1, m + 1 if nm > 0 else m)
                     n_left = ends[ks - 1]
+                if counts:
+                    lefts.append(L[ks - 1] + Cm if missing_left else L[ks - 1])
+                else:
+                    seqs.append(np.concatenate([mrow, seq_p] if missing_left else [seq_p, mrow]))
                 cands.append((order, missing_left, ks, n_left))
-        wl, wr, proxy = self.criterion.prefix_proxy(self.T, self.w, np.stack(seqs))
+        if counts:  # one criterion call for all candidates, then cut back per candidate
+            wl, wr, proxy = self.criterion.proxy_from_counts(np.concatenate(lefts), total)
+            cuts = np.cumsum([len(left) for left in lefts])[:-1]
+            scored = zip(np.split(wl, cuts), np.split(wr, cuts), np.split(proxy, cuts))
+        else:
+            wl, wr, proxy = self.criterion.prefix_proxy(self.T, self.w, np.stack(seqs))
+            scored = [(wl[i, c], wr[i, c], proxy[i, c]) for i, c in
+                      enumerate(n_left - 1 for _, _, _, n_left in cands)]
         best = None
-        for i, (order, missing_left, ks, n_left) in enumerate(cands):
+        for (order, missing_left, ks, n_left), (wl_i, wr_i, proxy_i) in zip(cands, scored):
             if len(ks) == 0:
                 continue
-            col = n_left - 1
-            ok = self._leaf_ok(n, n_left, wl[i, col], wr[i, col])
-            val = np.where(ok, proxy[i, col], -np.inf)
+            ok = self._leaf_ok(n, n_left, wl_i, wr_i)
+            val = np.where(ok, proxy_i, -np.inf)
             j = int(val.argmax())
             if val[j] == -np.inf:
                 continue

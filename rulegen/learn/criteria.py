@@ -86,6 +86,20 @@ class _Classification(Criterion):
         # sklearn's default proxy: -(w_R * impurity_R) - (w_L * impurity_L)
         return wl, wr, -wr * imp_r - wl * imp_l
 
+    def proxy_from_counts(self, left, total):
+        """(w_left, w_right, proxy) of candidate splits given by the class weights on their
+        left side, ``left`` (..., n_classes), and the node's, ``total`` (n_classes,): the
+        same proxy as :meth:`prefix_proxy` without touching rows (categorical scans)."""
+        wl = left.sum(axis=-1)
+        wr = float(total.sum()) - wl
+        acc_l = np.zeros_like(wl)
+        acc_r = np.zeros_like(wl)
+        for c in range(self.n_classes):
+            self._accumulate(acc_l, left[..., c], wl)
+            self._accumulate(acc_r, total[c] - left[..., c], wr)
+        imp_l, imp_r = self._finish(acc_l, wl), self._finish(acc_r, wr)
+        return wl, wr, -wr * imp_r - wl * imp_l
+
 
 class Gini(_Classification):
     name = "gini"
