@@ -60,6 +60,32 @@ CATALOG: dict[str, LearnerInfo] = {
         "cart", "CART: binary splits, categorical subsets, scikit-learn's semantics",
         "rulegen.learn.cart:DecisionTreeClassifier", "rulegen.learn.cart:DecisionTreeRegressor",
         _CART_PARAMS),
+    "random_forest": LearnerInfo(
+        "random_forest", "random forest: bootstrap samples, Forest-RI or Forest-RC (oblique) "
+        "splits, soft or hard voting",
+        "rulegen.learn.forest:RandomForestClassifier", "rulegen.learn.forest:RandomForestRegressor",
+        {**_CART_PARAMS,
+         "n_estimators": "number of trees",
+         "max_features": "inputs drawn per node: None (all), sqrt, log2, log2+1, a count or a "
+                         "fraction",
+         "bootstrap": "grow each tree on a bootstrap sample (false: on all rows)",
+         "max_samples": "bootstrap sample size: None (n rows), a count or a fraction",
+         "oob_score": "compute the out-of-bag score (printed by the API as oob_score_)",
+         "splitter": "best, or random (Extra-Trees with bootstrap=false)",
+         "split": "axis (Forest-RI) or oblique (Forest-RC: random linear combinations)",
+         "n_combined": "Forest-RC: inputs per combination (L)",
+         "n_combinations": "Forest-RC: combinations tried per node (None: as max_features gives)",
+         "standardize": "Forest-RC: divide the random coefficients by each input's standard "
+                        "deviation",
+         "random_state": "seed for bootstrap samples, input draws and ties",
+         "voting": "soft (average the trees' probabilities) or hard (majority vote)"}),
+    "adaboost": LearnerInfo(
+        "adaboost", "AdaBoost (SAMME): weighted votes of shallow CART trees",
+        "rulegen.learn.adaboost:AdaBoostClassifier", None,
+        {**_CART_PARAMS,
+         "n_estimators": "most boosting rounds (fewer after an early stop)",
+         "learning_rate": "multiplies every tree's weight (its vote and the reweighting)",
+         "max_depth": "depth of each tree (1: stumps)"}),
     "id3": LearnerInfo(
         "id3", "ID3: information gain, one branch per category, categorical features only",
         "rulegen.learn.id3:ID3Classifier", None,

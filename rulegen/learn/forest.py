@@ -1,0 +1,392 @@
+"""Random forests: bagged CART trees with random inputs (Forest-RI) or random linear
+combinations of inputs (Forest-RC, oblique splits), after Breiman (2001).
+
+Every tree is grown by the shared builder on a bootstrap sample. A row drawn c times
+is one row of weight ``c * sample_weight`` (the builder needs distinct rows per node),
+so ``min_samples_leaf`` and ``min_samples_split`` count distinct rows, as in
+scikit-learn. The candidates per node are
+
+* Forest-RI (``split="axis"``): ``max_features`` features drawn at random, each
+  searched as in :mod:`rulegen.learn.cart` (categorical features by subsets);
+* Forest-RC (``split="oblique"``): ``n_combinations`` linear combinations of
+  ``n_combined`` random numeric inputs, see :mod:`rulegen.learn.oblique`.
+
+The IR (docs/IR.md, "Ensemble conventions"): leaves are class probabilities or means;
+``voting="soft"`` averages them (aggregation ``mean``), ``voting="hard"`` gives each
+tree one vote for its leaf's most probable class (aggregation ``vote``, ties to the
+lowest class index), and ``predict_proba`` is then the share of votes.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from rulegen.errors import LearnerError
+from rulegen.ir import evaluate
+from rulegen.ir.nodes import Feature, Tree
+from rulegen.learn.base import (
+    ClassifierMixin,
+    Estimator,
+    RegressorMixin,
+    bad,
+    is_int,
+    is_real,
+    make_model,
+)
+from rulegen.learn.builder import (
+    GrowthLimits,
+    NodeWork,
+    NumericSplitFinder,
+    TreeBuilder,
+)
+from rulegen.learn.categorical import CartSplitFinder
+from rulegen.learn.criteria import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA
+from rulegen.learn.importance import impurity_importances, r2
+from rulegen.learn.oblique import ObliqueSplitFinder, input_scale
+
+# --- parameters shared with AdaBoost ---------------------------------------------------
+
+
+def resolve_max_features(mf, p: int, name: str = "max_features") -> int:
+    """How many of ``p`` candidates a node draws: None (all), "sqrt", "log2", "log2+1"
+    (Breiman's int(log2 p + 1)), a count (capped at p) or a fraction of p."""
+    if mf is None:
+        return p
+    if isinstance(mf, str) and mf in ("sqrt", "log2", "log2+1"):
+        k = {"sqrt": int(math.sqrt(p)), "log2": int(math.log2(p)),
+             "log2+1": int(math.log2(p)) + 1}[mf]
+        return max(1, min(k, p))
+    if is_int(mf) and mf >= 1:
+        return min(int(mf), p)
+    if is_real(mf) and not is_int(mf) and 0.0 < mf <= 1.0:
+        return max(1, int(mf * p))
+    bad(name, mf, "None, 'sqrt', 'log2', 'log2+1', an integer >= 1 or a fraction in (0, 1]")
+
+
+@dataclass(frozen=True)
+class TreeSpec:
+    """Checked CART parameters of the trees of an ensemble."""
+
+    criterion: object  # a Criterion instance
+    splitter: str
+    max_features: int
+    min_samples_leaf: int
+    min_weight_fraction_leaf: float
+    limits: GrowthLimits  # min_weight_leaf is filled in per tree
+
+
+def tree_spec(est, n: int, p: int, criteria: dict, width: int) -> TreeSpec:
+    """Check the CART parameters an ensemble estimator carries (same rules as cart.py)."""
+    if est.criterion not in criteria:
+        bad("criterion", est.criterion, " or ".join(map(repr, criteria)))
+    if est.splitter not in ("best", "random"):
+        bad("splitter", est.splitter, "'best' or 'random'")
+    md = est.max_depth
+    if md is not None and not (is_int(md) and md >= 1):
+        bad("max_depth", md, "None or an integer >= 1")
+    mss = est.min_samples_split
+    if is_int(mss) and mss >= 2:
+        mss = int(mss)
+    elif is_real(mss) and not is_int(mss) and 0.0 < mss <= 1.0:
+        mss = max(2, math.ceil(mss * n))
+    else:
+        bad("min_samples_split", mss, "an integer >= 2 or a fraction in (0, 1]")
+    msl = est.min_samples_leaf
+    if is_int(msl) and msl >= 1:
+        msl = int(msl)
+    elif is_real(msl) and not is_int(msl) and 0.0 < msl < 1.0:
+        msl = math.ceil(msl * n)
+    else:
+        bad("min_samples_leaf", msl, "an integer >= 1 or a fraction in (0, 1)")
+    mwf = est.min_weight_fraction_leaf
+    if not (is_real(mwf) and 0.0 <= mwf <= 0.5):
+        bad("min_weight_fraction_leaf", mwf, "a number in [0, 0.5]")
+    mln = est.max_leaf_nodes
+    if mln is not None and not (is_int(mln) and mln >= 2):
+        bad("max_leaf_nodes", mln, "None or an integer >= 2")
+    mid = est.min_impurity_decrease
+    if not (is_real(mid) and mid >= 0.0 and math.isfinite(mid)):
+        bad("min_impurity_decrease", mid, "a finite number >= 0")
+    rs = est.random_state
+    if rs is not None and not (is_int(rs) and rs >= 0):
+        bad("random_state", rs, "None or an integer >= 0")
+    limits = GrowthLimits(max_depth=md, min_samples_split=max(mss, 2 * msl), min_samples_leaf=msl,
+                          min_impurity_decrease=float(mid), max_leaf_nodes=mln)
+    return TreeSpec(criteria[est.criterion](width), est.splitter,
+                    resolve_max_features(est.max_features, p), msl, float(mwf), limits)
+
+
+def check_progress(progress):
+    if progress is not None and not callable(progress):
+        raise LearnerError(f"progress must be None or a function progress(done, total), got {progress!r}")
+
+
+def features_of(names, cat_labels) -> tuple[Feature, ...]:
+    """The IR features, as make_model builds them (the evaluator needs them before that)."""
+    return tuple(Feature(name, "categorical", cat_labels[j]) if j in cat_labels else Feature(name)
+                 for j, name in enumerate(names))
+
+
+class TreeGrower:
+    """Grows CART trees on one data set under varying row weights (bootstrap counts,
+    boosting weights). The transposed columns are shared by every tree's split finder."""
+
+    def __init__(self, X32, T, spec: TreeSpec, cat_sizes: dict[int, int], oblique: dict | None = None):
+        self.XT = np.ascontiguousarray(X32.T)  # X32 = XT.T is a view the finders do not copy
+        self.T, self.spec, self.cat_sizes, self.oblique = T, spec, cat_sizes, oblique
+        self.order = None
+        if oblique is None and spec.splitter == "best":
+            # every feature sorted once (NaN last, ties by row id); a tree's root filters it
+            # instead of sorting again -- the sort was ~40% of a round of AdaBoost
+            self.order = np.argsort(self.XT, axis=1, kind="stable")
+            self._mask = np.zeros(self.XT.shape[1], dtype=bool)
+
+    def grow(self, w: np.ndarray, rng: np.random.Generator) -> Tree:
+        spec = self.spec
+        min_weight_leaf = spec.min_weight_fraction_leaf * float(w.sum())
+        kw = {"splitter": spec.splitter, "max_features": spec.max_features,
+              "min_samples_leaf": spec.min_samples_leaf, "min_weight_leaf": min_weight_leaf,
+              "rng": rng}
+        if self.oblique is not None:
+            finder = ObliqueSplitFinder(self.XT.T, self.T, w, spec.criterion,
+                                        categorical=self.cat_sizes, **self.oblique, **kw)
+        elif self.cat_sizes:
+            finder = CartSplitFinder(self.XT.T, self.T, w, spec.criterion,
+                                     categorical=self.cat_sizes, **kw)
+        else:
+            finder = NumericSplitFinder(self.XT.T, self.T, w, spec.criterion, **kw)
+        limits = GrowthLimits(**{**spec.limits.__dict__, "min_weight_leaf": min_weight_leaf})
+        # rows of zero weight (not drawn) take no part in any node, as in scikit-learn
+        root = self.root(finder, np.flatnonzero(w > 0))
+        return TreeBuilder(finder, finder.summarize, limits).build(root)
+
+    def root(self, finder, rows: np.ndarray) -> NodeWork:
+        """``finder.root(rows)``, with the presorted state (builder.NumericSplitFinder's
+        documented ``(presorted rows, stats)``) filtered from the shared sort: the same
+        arrays, since a stable sort of a subset keeps the subset's order of the whole."""
+        if self.order is None:
+            return finder.root(rows)
+        S = self.order
+        if len(rows) < S.shape[1]:
+            self._mask[rows] = True
+            S = S[self._mask[S]].reshape(len(S), -1)
+            self._mask[rows] = False
+        stats = finder.criterion.stats(finder.T, finder.w, rows)
+        return NodeWork(rows, finder.w[rows], stats.impurity, 0, (S, stats))
+
+
+# --- the forest ---------------------------------------------------------------------------
+
+_PARAMS = ("n_estimators", "criterion", "max_depth", "min_samples_split", "min_samples_leaf",
+           "min_weight_fraction_leaf", "max_features", "max_leaf_nodes", "min_impurity_decrease",
+           "bootstrap", "max_samples", "oob_score", "splitter", "split", "n_combined",
+           "n_combinations", "standardize", "random_state")
+
+
+class _BaseForest(Estimator):
+    # subclasses set _params, _criteria (name -> criterion class) and _classifier
+
+    def _check_forest(self, n: int, p: int, cat_labels: dict) -> tuple[int, dict | None]:
+        ne = self.n_estimators
+        if not (is_int(ne) and ne >= 1):
+            bad("n_estimators", ne, "an integer >= 1")
+        if not isinstance(self.bootstrap, (bool, np.bool_)):
+            bad("bootstrap", self.bootstrap, "True or False")
+        if not isinstance(self.oob_score, (bool, np.bool_)):
+            bad("oob_score", self.oob_score, "True or False")
+        if self.oob_score and not self.bootstrap:
+            raise LearnerError("oob_score=True needs bootstrap=True (no row is out of bag otherwise)")
+        ms = self.max_samples
+        if ms is None:
+            n_draw = n
+        elif not self.bootstrap:
+            raise LearnerError("max_samples needs bootstrap=True (it sizes the bootstrap sample)")
+        elif is_int(ms) and 1 <= ms <= n:
+            n_draw = int(ms)
+        elif is_real(ms) and not is_int(ms) and 0.0 < ms <= 1.0:
+            n_draw = max(1, round(ms * n))
+        else:
+            bad("max_samples", ms, f"None, an integer in 1..{n} or a fraction in (0, 1]")
+        if self.split not in ("axis", "oblique"):
+            bad("split", self.split, "'axis' (Forest-RI) or 'oblique' (Forest-RC)")
+        if self.split == "axis":
+            return n_draw, None
+        if self.splitter != "best":
+            raise LearnerError("split='oblique' searches the best threshold of each combination; "
+                               "it needs splitter='best'")
+        if not (is_int(self.n_combined) and self.n_combined >= 1):
+            bad("n_combined", self.n_combined, "an integer >= 1")
+        n_comb = self.n_combinations
+        if n_comb is None:
+            n_comb = resolve_max_features(self.max_features, p)
+        elif not (is_int(n_comb) and n_comb >= 1):
+            bad("n_combinations", n_comb, "None (as many as max_features gives) or an integer >= 1")
+        if not isinstance(self.standardize, (bool, np.bool_)):
+            bad("standardize", self.standardize, "True or False")
+        return n_draw, {"n_combined": int(self.n_combined), "n_combinations": n_comb}
+
+    def fit(self, X, y, sample_weight=None, feature_names=None, categorical_features=None,
+            categories=None, progress=None):
+        """Fit on ``X`` (n_samples, n_features); arguments as
+        :meth:`rulegen.learn.cart.DecisionTreeClassifier.fit`. ``progress(done, total)`` is
+        called after each tree when given."""
+        check_progress(progress)
+        X32, names = self._check_X(X, feature_names)
+        n, p = X32.shape
+        cat_labels = self._check_categorical(X32, names, categorical_features, categories)
+        n_draw, oblique = self._check_forest(n, p, cat_labels)
+        if self._classifier and self.voting not in ("soft", "hard"):
+            bad("voting", self.voting, "'soft' (average probabilities) or 'hard' (majority vote)")
+        T, target, fitted = self._encode_y(y, n)
+        w, _ = self._check_weights(sample_weight, n)
+        width = len(target.classes) if self._classifier else target.n_outputs
+        spec = tree_spec(self, n, p, self._criteria, width)
+        X64 = np.asarray(X, dtype=np.float64)  # oblique sums use the inputs as the IR will
+        scale = np.ones(p)
+        if oblique is not None:
+            scale = input_scale(X64, w, cat_labels) if self.standardize else scale
+            oblique.update(X64T=np.ascontiguousarray(X64.T), scale=scale)
+        features = features_of(names, cat_labels)
+        grower = TreeGrower(X32, T, spec, {j: len(v) for j, v in cat_labels.items()}, oblique)
+        self._seeds = np.random.SeedSequence(self.random_state).spawn(self.n_estimators)
+        self._n_draw = n_draw if self.bootstrap else None  # None: no bootstrap
+        oob = _OOB(n, width) if self.oob_score else None
+        trees = []
+        for i in range(self.n_estimators):
+            rng = np.random.default_rng(self._seeds[i])
+            counts = self._counts(rng, n)
+            wt = w * counts
+            if not (wt > 0).any():
+                raise LearnerError(f"the bootstrap sample of tree {i} holds only rows of zero "
+                                   "weight; raise max_samples or give those rows weight")
+            tree = grower.grow(wt, rng)
+            trees.append(tree)
+            if oob is not None:
+                oob.add(tree, X64, features, counts == 0, self._classifier and self.voting == "hard")
+            if progress is not None:
+                progress(i + 1, self.n_estimators)
+        aggregation = "vote" if self._classifier and self.voting == "hard" else "mean"
+        self.model_ = make_model(names, cat_labels, target, trees, "random_forest",
+                                 self.get_params(), n, aggregation=aggregation)
+        for name, value in fitted.items():
+            setattr(self, name, value)
+        self.n_features_in_ = p
+        self.feature_names_in_ = names
+        self.input_scale_ = scale
+        self.feature_importances_ = impurity_importances(self.model_, scale=scale)
+        if oob is not None:
+            self._set_oob(oob, T)
+        return self
+
+    def _counts(self, rng, n):
+        if self._n_draw is None:
+            return np.ones(n, dtype=np.int64)
+        return np.bincount(rng.integers(0, n, self._n_draw), minlength=n)
+
+    def sample_counts(self, i: int) -> np.ndarray:
+        """How many times each training row is in tree ``i``'s bootstrap sample
+        (regenerated from the seeds of the fit; all ones without bootstrap)."""
+        self._fitted()
+        return self._counts(np.random.default_rng(self._seeds[i]), self.model_.provenance.n_samples)
+
+    def _set_oob(self, oob, T):
+        seen = oob.count > 0
+        if not seen.all():
+            warnings.warn(f"{int((~seen).sum())} rows were in every bootstrap sample and have no "
+                          "out-of-bag prediction; the OOB score leaves them out (use more trees)",
+                          stacklevel=3)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            decision = oob.total / oob.count[:, None]
+        if self._classifier:
+            self.oob_decision_function_ = decision
+            self.oob_score_ = float(np.mean(np.argmax(decision[seen], axis=1) == T[seen]))
+        else:
+            self.oob_prediction_ = decision[:, 0] if decision.shape[1] == 1 else decision
+            self.oob_score_ = r2(T[seen], decision[seen])
+
+
+class _OOB:
+    """Running sums of each row's predictions by the trees it was out of bag for."""
+
+    def __init__(self, n, width):
+        self.total = np.zeros((n, width))
+        self.count = np.zeros(n, dtype=np.int64)
+
+    def add(self, tree, X64, features, out_of_bag, vote):
+        rows = np.flatnonzero(out_of_bag)
+        if rows.size == 0:
+            return
+        c = evaluate.tree_output(tree, X64[rows], features, self.total.shape[1])
+        if vote:
+            c = np.eye(c.shape[1])[np.argmax(c, axis=1)]
+        self.total[rows] += c
+        self.count[rows] += 1
+
+
+class RandomForestClassifier(ClassifierMixin, _BaseForest):
+    """Random forest of CART classifiers; see the module docstring."""
+
+    _params = _PARAMS + ("voting",)
+    _criteria = CLASSIFICATION_CRITERIA
+    _classifier = True
+
+    def __init__(self, n_estimators=100, criterion="gini", max_depth=None, min_samples_split=2,
+                 min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features="sqrt",
+                 max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=True, max_samples=None,
+                 oob_score=False, splitter="best", split="axis", n_combined=3,
+                 n_combinations=None, standardize=True, random_state=None, voting="soft"):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.bootstrap = bootstrap
+        self.max_samples = max_samples
+        self.oob_score = oob_score
+        self.splitter = splitter
+        self.split = split
+        self.n_combined = n_combined
+        self.n_combinations = n_combinations
+        self.standardize = standardize
+        self.random_state = random_state
+        self.voting = voting
+
+
+class RandomForestRegressor(RegressorMixin, _BaseForest):
+    """Random forest of CART regressors; the prediction is the mean of the trees'."""
+
+    _params = _PARAMS
+    _criteria = REGRESSION_CRITERIA
+    _classifier = False
+
+    def __init__(self, n_estimators=100, criterion="squared_error", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+                 max_features=1.0, max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=True,
+                 max_samples=None, oob_score=False, splitter="best", split="axis", n_combined=3,
+                 n_combinations=None, standardize=True, random_state=None):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.bootstrap = bootstrap
+        self.max_samples = max_samples
+        self.oob_score = oob_score
+        self.splitter = splitter
+        self.split = split
+        self.n_combined = n_combined
+        self.n_combinations = n_combinations
+        self.standardize = standardize
+        self.random_state = random_state
