@@ -16,14 +16,17 @@ from rulegen.errors import LearnerError
 from rulegen.importers.sklearn import from_sklearn
 from rulegen.ir import evaluate
 from rulegen.ir.nodes import DefaultChild, Leaf, NumericTest, Split, Tree
-from rulegen.learn import DecisionTreeClassifier, DecisionTreeRegressor, pruning
+from rulegen.learn import (
+    DecisionTreeClassifier,
+    DecisionTreeRegressor,
+    pruning_cv,
+)
 from rulegen.learn.pruning import (
-    choose_alpha_cv,
     cost_complexity_pruning_path,
     prune,
     reduced_error_prune,
-    select_alpha,
 )
+from rulegen.learn.pruning_cv import choose_alpha_cv, select_alpha
 
 # scikit-learn 1.9.1, DecisionTreeClassifier(random_state=0) on breast_cancer's
 # train_test_split(random_state=0) training part (docs: /work/shared/DESIGN.md section 6)
@@ -400,7 +403,7 @@ def test_cv_losses_equal_pruning_and_evaluating(cancer):
         probes = np.append(path.ccp_alphas[:-1] * 1.5, np.inf)
         clf = isinstance(est, DecisionTreeClassifier)
         yt = y[fold_test] if clf else y[fold_test].reshape(-1, 1)
-        got = pruning._fold_losses(est, probes, Xtr[fold_test], yt, clf)
+        got = pruning_cv._fold_losses(est, probes, Xtr[fold_test], yt, clf)
         for j, a in enumerate(probes):
             model = prune(est, a)
             if clf:

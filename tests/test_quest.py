@@ -426,7 +426,8 @@ def test_bad_parameters(params):
 def test_estimator_api():
     est = QUESTClassifier(alpha=0.01)
     assert est.get_params() == {"alpha": 0.01, "max_depth": None, "min_samples_split": 2,
-                                "min_samples_leaf": 1, "max_surrogates": 5}
+                                "min_samples_leaf": 1, "max_surrogates": 5, "ccp_alpha": 0.0,
+                                "cv_folds": 10, "one_se_rule": False, "random_state": None}
     assert est.set_params(max_depth=3) is est and est.max_depth == 3
     with pytest.raises(LearnerError, match="no parameter"):
         est.set_params(criterion="gini")
@@ -461,3 +462,27 @@ def test_selection_is_unbiased_where_exhaustive_search_is_not():
     assert 0.35 < quest.get("cat20", 0) / reps < 0.65
     # exhaustive search: the 20-level feature nearly always
     assert cart.get("cat20", 0) / reps > 0.8
+
+
+def test_cost_complexity_pruning_as_cart():
+    from rulegen.learn import pruning
+
+    rng = np.random.default_rng(5)
+    n = 400
+    X = rng.normal(size=(n, 4))
+    y = ((X[:, 0] > 0) ^ (rng.random(n) < 0.2)).astype(int)  # one real split, 20% noise
+    full = QUESTClassifier().fit(X, y)
+    cv = QUESTClassifier(ccp_alpha="cv", one_se_rule=True, random_state=0).fit(X, y)
+    again = QUESTClassifier(ccp_alpha="cv", one_se_rule=True, random_state=0).fit(X, y)
+    assert cv.model_ == again.model_ and cv.ccp_alpha_ > 0.0
+    assert cv.get_n_leaves() < full.get_n_leaves()
+    # the pruned tree is the full tree pruned at the chosen alpha
+    want = pruning.prune(full.model_, cv.ccp_alpha_, full.node_values_)
+    assert want.trees == cv.model_.trees
+    root = cv.model_.trees[0].nodes[0]
+    assert root.test.feature == 0
+    fixed = QUESTClassifier(ccp_alpha=cv.ccp_alpha_).fit(X, y)
+    assert fixed.model_.trees == cv.model_.trees
+    assert_targets_exact(cv.model_, X[:50])
+    with pytest.raises(LearnerError, match="ccp_alpha"):
+        QUESTClassifier(ccp_alpha=-1.0).fit(X, y)

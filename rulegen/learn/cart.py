@@ -56,6 +56,7 @@ from rulegen.learn.base import (
 from rulegen.learn.builder import GrowthLimits, NumericSplitFinder, TreeBuilder
 from rulegen.learn.categorical import CartSplitFinder
 from rulegen.learn.criteria import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA
+from rulegen.learn.pruning_cv import post_prune
 from rulegen.learn.surrogates import SurrogateSplitFinder
 
 # --- estimators ---------------------------------------------------------------------
@@ -190,21 +191,9 @@ class _BaseTree(Estimator):
         root = finder.root(np.flatnonzero(w > 0))
         builder = TreeBuilder(finder, finder.summarize, limits)
         tree = builder.build(root)
-        model = make_model(names, cat_labels, target, tree, "cart", self.get_params(), n)
-        values = builder.node_values
-        alpha = self.ccp_alpha
-        if alpha == "cv":
-            fit_params = {"categorical_features": sorted(cat_labels), "categories": cat_labels}
-            self.cv_results_ = pruning.cv_search(self, X, y, sample_weight, fit_params, model,
-                                                 values, self.cv_folds, self.one_se_rule,
-                                                 self.random_state)
-            alpha = self.cv_results_.alpha
-        if alpha > 0.0:  # as sklearn: pruned after growth, nothing to do at 0
-            tree, order = pruning.prune_tree(tree, alpha, values)
-            model = make_model(names, cat_labels, target, tree, "cart", self.get_params(), n)
-            values = [values[i] for i in order]
-        self.model_ = model
-        self.ccp_alpha_ = float(alpha)
+        self.model_, values = post_prune(
+            self, X, y, sample_weight, cat_labels, tree, builder.node_values,
+            lambda t: make_model(names, cat_labels, target, t, "cart", self.get_params(), n))
         # each node's value as a leaf (the IR keeps none on splits): for pruning later
         self.node_values_ = tuple(values)
         for name, value in fitted.items():

@@ -128,7 +128,11 @@ CATALOG: dict[str, LearnerInfo] = {
          "min_samples_leaf": "fewest rows each child must keep (the cut moves, or the next "
                              "variable is tried)",
          "max_surrogates": "surrogate splits kept per node for missing values (0: larger "
-                           "child only)"}),
+                           "child only)",
+         "ccp_alpha": _CART_PARAMS["ccp_alpha"],
+         "cv_folds": _CART_PARAMS["cv_folds"],
+         "one_se_rule": _CART_PARAMS["one_se_rule"],
+         "random_state": "seed for the folds of ccp_alpha=cv"}),
 }
 
 

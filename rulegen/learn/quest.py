@@ -67,6 +67,7 @@ from rulegen.learn.base import (
 )
 from rulegen.learn.builder import GrowthLimits, NodeWork, Partition, TreeBuilder
 from rulegen.learn.criteria import Gini
+from rulegen.learn.pruning_cv import post_prune
 from rulegen.learn.quest_split import (
     anova_pvalues,
     chi2_pvalue,
@@ -334,15 +335,21 @@ class QUESTClassifier(ClassifierMixin, Estimator):
     """QUEST classification tree (binary splits, unbiased variable selection); leaves hold
     the class frequencies of their training rows."""
 
-    _params = ("alpha", "max_depth", "min_samples_split", "min_samples_leaf", "max_surrogates")
+    _params = ("alpha", "max_depth", "min_samples_split", "min_samples_leaf", "max_surrogates",
+               "ccp_alpha", "cv_folds", "one_se_rule", "random_state")
 
     def __init__(self, alpha=0.05, max_depth=None, min_samples_split=2, min_samples_leaf=1,
-                 max_surrogates=5):
+                 max_surrogates=5, ccp_alpha=0.0, cv_folds=10, one_se_rule=False,
+                 random_state=None):
         self.alpha = alpha
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
         self.max_surrogates = max_surrogates
+        self.ccp_alpha = ccp_alpha
+        self.cv_folds = cv_folds
+        self.one_se_rule = one_se_rule
+        self.random_state = random_state
 
     def _check_params(self):
         a = self.alpha
@@ -357,6 +364,16 @@ class QUESTClassifier(ClassifierMixin, Estimator):
             bad("min_samples_leaf", self.min_samples_leaf, "an integer >= 1")
         if not (is_int(self.max_surrogates) and self.max_surrogates >= 0):
             bad("max_surrogates", self.max_surrogates, "an integer >= 0")
+        ca = self.ccp_alpha
+        if not (ca == "cv" or (is_real(ca) and ca >= 0.0)):
+            bad("ccp_alpha", ca, "a number >= 0 or 'cv'")
+        if not (is_int(self.cv_folds) and self.cv_folds >= 2):
+            bad("cv_folds", self.cv_folds, "an integer >= 2")
+        if not isinstance(self.one_se_rule, (bool, np.bool_)):
+            bad("one_se_rule", self.one_se_rule, "True or False")
+        rs = self.random_state
+        if rs is not None and not (is_int(rs) and rs >= 0):
+            bad("random_state", rs, "None or an integer >= 0 (seeds the folds of ccp_alpha=cv)")
 
     def fit(self, X, y, sample_weight=None, feature_names=None, categorical_features=None,
             categories=None):
@@ -387,8 +404,13 @@ class QUESTClassifier(ClassifierMixin, Estimator):
         limits = GrowthLimits(max_depth=self.max_depth,
                               min_samples_split=max(int(self.min_samples_split), 2 * msl),
                               min_samples_leaf=msl)
-        tree = TreeBuilder(finder, finder.summarize, limits).build(finder.root(np.arange(n)))
-        self.model_ = make_model(names, cat_labels, target, tree, "quest", self.get_params(), n)
+        builder = TreeBuilder(finder, finder.summarize, limits)
+        tree = builder.build(finder.root(np.arange(n)))
+        # CART's minimal cost-complexity pruning, as Loh & Shih prune QUEST trees
+        self.model_, values = post_prune(
+            self, X, y, None, cat_labels, tree, builder.node_values,
+            lambda t: make_model(names, cat_labels, target, t, "quest", self.get_params(), n))
+        self.node_values_ = tuple(values)
         for name, value in fitted.items():
             setattr(self, name, value)
         self.n_features_in_ = p
