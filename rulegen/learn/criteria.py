@@ -221,7 +221,7 @@ def prefix_abs_errors(y, w):
 def _prefix_abs_errors_dense(y, w):
     """(q, n) sequences: prefix i is a mask over the ranks of y, so weights cumulated
     in rank order give every prefix's median at once."""
-    q, n = y.shape
+    _, n = y.shape
     order = np.argsort(y, axis=1, kind="stable")  # order[:, r]: position of rank r
     ys = np.take_along_axis(y, order, axis=1)
     ws = np.take_along_axis(w, order, axis=1)
