@@ -86,6 +86,46 @@ CATALOG: dict[str, LearnerInfo] = {
          "n_estimators": "most boosting rounds (fewer after an early stop)",
          "learning_rate": "multiplies every tree's weight (its vote and the reweighting)",
          "max_depth": "depth of each tree (1: stumps)"}),
+    "gradient_boosting": LearnerInfo(
+        "gradient_boosting", "gradient boosting (Friedman): CART trees on negative gradients, "
+        "per-leaf line search; squared, absolute, Huber, log-loss, softmax",
+        "rulegen.learn.gbdt:GradientBoostingClassifier",
+        "rulegen.learn.gbdt:GradientBoostingRegressor",
+        {**_CART_PARAMS,
+         "loss": "squared_error, absolute_error or huber (regression); log_loss (classes)",
+         "alpha": "huber: the quantile of |residual| that sets delta, re-estimated each round",
+         "learning_rate": "shrinkage of every tree",
+         "n_estimators": "boosting rounds (one tree per class per round past two classes)",
+         "subsample": "share of rows drawn without replacement for each round's trees",
+         "max_depth": "deepest level of each tree",
+         "validation_fraction": "share of rows held out for early stopping",
+         "n_iter_no_change": "stop after this many rounds without a better validation loss "
+                             "(None: no early stopping)",
+         "tol": "the improvement of the validation loss that counts as better",
+         "random_state": "seed for subsampling, the validation split and ties"}),
+    "xgboost_style": LearnerInfo(
+        "xgboost_style", "second-order (XGBoost-style) boosting: gradients and hessians, "
+        "lambda, gamma, learned missing direction, exact or quantile splits",
+        "rulegen.learn.xgb:NewtonBoostingClassifier", "rulegen.learn.xgb:NewtonBoostingRegressor",
+        {"n_estimators": "boosting rounds",
+         "learning_rate": "eta: shrinkage folded into the leaves",
+         "max_depth": "deepest level of each tree (None: no limit)",
+         "reg_lambda": "L2 penalty on leaf weights: a leaf is -G/(H+lambda)",
+         "gamma": "a split must gain at least this (the notes' 1/2[...] - gamma; XGBoost's "
+                  "gamma is twice this)",
+         "min_child_weight": "smallest hessian sum a child may keep",
+         "subsample": "share of rows drawn for each round",
+         "colsample_bytree": "share of features drawn per tree",
+         "colsample_bylevel": "share of the tree's features drawn per level",
+         "tree_method": "exact (every distinct value) or approx (hessian-weighted quantile "
+                        "bins, redrawn per tree)",
+         "max_bin": "most bins per feature with tree_method=approx",
+         "base_score": "starting prediction (None: estimated as XGBoost 3 does; a probability "
+                       "for two classes)",
+         "validation_fraction": "share of rows held out for early stopping",
+         "early_stopping_rounds": "stop after this many rounds without a better validation "
+                                  "loss, keeping the best (None: no early stopping)",
+         "random_state": "seed for all sampling"}),
     "id3": LearnerInfo(
         "id3", "ID3: information gain, one branch per category, categorical features only",
         "rulegen.learn.id3:ID3Classifier", None,

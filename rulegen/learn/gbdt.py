@@ -1,0 +1,220 @@
+"""Gradient boosting, first order (Friedman 2001; scikit-learn's GradientBoosting*).
+
+Each round fits, per output, a CART regression tree (squared error, the shared
+:class:`~rulegen.learn.builder.TreeBuilder` with scikit-learn's split semantics) to the
+negative gradient of the loss on the round's subsample, then replaces every leaf value by the
+loss's line search over the subsample rows in that leaf (:meth:`Loss.line_search`): the mean
+residual (squared error), the median residual (absolute error), Friedman's Huber step, one
+Newton step ``sum(w (y - p)) / sum(w p (1 - p))`` for the log-loss, and ``(K-1)/K`` times
+that for the softmax, as scikit-learn does. Trees enter the IR with ``Tree.weight =
+learning_rate`` and the initial score as ``base_score`` (mean, median, logit of the positive
+rate, symmetric log-priors); binary log-loss has the sigmoid link, multiclass softmax with
+one tree per class per round (``Tree.output = k``). Accumulation is float64.
+
+Categorical columns are split by category subsets exactly as CART does
+(:mod:`rulegen.learn.categorical`); missing values as CART (both sides tried; a node that saw
+none sends them to the child with more rows).
+
+Differences from scikit-learn: early stopping uses the rule of :func:`boosting.boost` (stop
+after ``n_iter_no_change`` rounds without beating the best validation loss by ``tol``) and
+its own seeded split; scikit-learn's random feature order for exact ties and its subsample
+draw come from a different generator, so with ``subsample < 1`` or tied candidate splits the
+trees differ. Out-of-bag rows are not part of the subsample's tree at all (scikit-learn keeps
+them at weight 0, which can move a threshold between two training values).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from rulegen.ir.nodes import Leaf, Tree
+from rulegen.learn.base import ClassifierMixin, RegressorMixin, bad, is_int, is_real
+from rulegen.learn.boosting import (
+    BoostingEstimator,
+    check_count,
+    check_fraction,
+    leaf_index,
+)
+from rulegen.learn.builder import GrowthLimits, NumericSplitFinder, TreeBuilder
+from rulegen.learn.categorical import CartSplitFinder
+from rulegen.learn.criteria import SquaredError
+from rulegen.learn.losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES, make_loss
+
+_PARAMS = ("loss", "learning_rate", "n_estimators", "subsample", "max_depth",
+           "min_samples_split", "min_samples_leaf", "min_weight_fraction_leaf", "max_features",
+           "max_leaf_nodes", "min_impurity_decrease", "validation_fraction",
+           "n_iter_no_change", "tol", "random_state")
+
+
+def set_leaf_values(tree: Tree, leaf_ids, values) -> Tree:
+    """``tree`` with leaf ``leaf_ids[i]`` holding the scalar ``values[i]``."""
+    nodes = list(tree.nodes)
+    for nid, v in zip(leaf_ids, values):
+        old = nodes[nid]
+        nodes[nid] = Leaf((float(v),), samples=old.samples, impurity=old.impurity)
+    return Tree(tuple(nodes))
+
+
+class _GradientBoosting(BoostingEstimator):
+    _params = _PARAMS
+    _algorithm = "gradient_boosting"
+    _losses: tuple = ()
+
+    def __init__(self, loss, learning_rate=0.1, n_estimators=100, subsample=1.0, max_depth=3,
+                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+                 max_features=None, max_leaf_nodes=None, min_impurity_decrease=0.0,
+                 validation_fraction=0.1, n_iter_no_change=None, tol=1e-4, random_state=None):
+        self.loss = loss
+        self.learning_rate = learning_rate
+        self.n_estimators = n_estimators
+        self.subsample = subsample
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.random_state = random_state
+
+    def _settings(self, n, p):
+        if self.loss not in self._losses:
+            bad("loss", self.loss, " or ".join(map(repr, self._losses)))
+        lr = self.learning_rate
+        if not (is_real(lr) and 0.0 < lr and math.isfinite(lr)):
+            bad("learning_rate", lr, "a finite number > 0")
+        check_count("max_depth", self.max_depth, none_ok=True)
+        mss = self.min_samples_split
+        if is_int(mss) and mss >= 2:
+            mss = int(mss)
+        elif is_real(mss) and not is_int(mss) and 0.0 < mss <= 1.0:
+            mss = max(2, math.ceil(mss * n))
+        else:
+            bad("min_samples_split", mss, "an integer >= 2 or a fraction in (0, 1]")
+        msl = self.min_samples_leaf
+        if is_int(msl) and msl >= 1:
+            msl = int(msl)
+        elif is_real(msl) and not is_int(msl) and 0.0 < msl < 1.0:
+            msl = math.ceil(msl * n)
+        else:
+            bad("min_samples_leaf", msl, "an integer >= 1 or a fraction in (0, 1)")
+        mwf = self.min_weight_fraction_leaf
+        if not (is_real(mwf) and 0.0 <= mwf <= 0.5):
+            bad("min_weight_fraction_leaf", mwf, "a number in [0, 0.5]")
+        mf = self.max_features
+        if mf is None:
+            mf = p
+        elif isinstance(mf, str) and mf in ("sqrt", "log2"):
+            mf = max(1, int((np.sqrt if mf == "sqrt" else np.log2)(p)))
+        elif is_int(mf) and mf >= 1:
+            mf = int(mf)
+        elif is_real(mf) and not is_int(mf) and 0.0 < mf <= 1.0:
+            mf = max(1, int(mf * p))
+        else:
+            bad("max_features", mf, "None, 'sqrt', 'log2', an integer >= 1 or a fraction in (0, 1]")
+        check_count("max_leaf_nodes", self.max_leaf_nodes, low=2, none_ok=True)
+        mid = self.min_impurity_decrease
+        if not (is_real(mid) and mid >= 0.0 and math.isfinite(mid)):
+            bad("min_impurity_decrease", mid, "a finite number >= 0")
+        tol = self.tol
+        if not (is_real(tol) and tol >= 0.0 and math.isfinite(tol)):
+            bad("tol", tol, "a finite number >= 0")
+        rs = self.random_state
+        if rs is not None and not (is_int(rs) and rs >= 0):
+            bad("random_state", rs, "None or an integer >= 0")
+        vf = self.validation_fraction
+        if not (is_real(vf) and 0.0 < vf < 1.0):
+            bad("validation_fraction", vf, "a number in (0, 1)")
+        return {"n_estimators": check_count("n_estimators", self.n_estimators),
+                "tree_weight": float(lr), "subsample": check_fraction("subsample", self.subsample),
+                "patience": check_count("n_iter_no_change", self.n_iter_no_change, none_ok=True),
+                "tol": float(tol), "validation_fraction": float(vf), "keep_best": False,
+                "base_score": None, "min_samples_split": mss, "min_samples_leaf": msl,
+                "max_features": mf}
+
+    def _tree_fitter(self, data, loss, rng, settings):
+        msl, mf = settings["min_samples_leaf"], settings["max_features"]
+        w = data.w
+        criterion = SquaredError(1)
+        finder_class = CartSplitFinder if data.categorical else NumericSplitFinder
+        extra = {"categorical": data.categorical} if data.categorical else {}
+
+        def fit_tree(stage):
+            wt = np.zeros_like(w)
+            wt[stage.rows] = w[stage.rows]  # the tree sees only the subsample
+            rows = np.flatnonzero(wt > 0)
+            # as scikit-learn: a fraction of the weight the tree is grown on
+            min_weight_leaf = self.min_weight_fraction_leaf * float(wt.sum())
+            limits = GrowthLimits(max_depth=self.max_depth,
+                                  min_samples_split=max(settings["min_samples_split"], 2 * msl),
+                                  min_samples_leaf=msl, min_weight_leaf=min_weight_leaf,
+                                  min_impurity_decrease=float(self.min_impurity_decrease),
+                                  max_leaf_nodes=self.max_leaf_nodes)
+            finder = finder_class(data.X32, -stage.grad[:, None], wt, criterion, splitter="best",
+                                  max_features=mf, min_samples_leaf=msl,
+                                  min_weight_leaf=min_weight_leaf, rng=rng, **extra)
+            tree = TreeBuilder(finder, finder.summarize, limits).build(finder.root(rows))
+            leaf = leaf_index(tree, data.X64, data.features)
+            ids = np.flatnonzero([isinstance(nd, Leaf) for nd in tree.nodes])
+            compact = np.zeros(len(tree.nodes), dtype=np.intp)
+            compact[ids] = np.arange(len(ids))
+            k = stage.output
+            values = loss.line_search(data.Y[rows, k], stage.raw[rows, k], stage.grad[rows],
+                                      stage.hess[rows], w[rows], compact[leaf[rows]], len(ids))
+            full = np.zeros(len(tree.nodes))
+            full[ids] = values
+            return set_leaf_values(tree, ids, values), full[leaf]
+
+        return fit_tree
+
+
+class GradientBoostingRegressor(RegressorMixin, _GradientBoosting):
+    """Gradient boosting for regression: loss squared_error, absolute_error or huber
+    (``alpha``: the quantile of |residual| that sets Huber's delta)."""
+
+    _params = _PARAMS + ("alpha",)
+    _losses = REGRESSION_LOSSES
+
+    def __init__(self, loss="squared_error", learning_rate=0.1, n_estimators=100, subsample=1.0,
+                 max_depth=3, min_samples_split=2, min_samples_leaf=1,
+                 min_weight_fraction_leaf=0.0, max_features=None, max_leaf_nodes=None,
+                 min_impurity_decrease=0.0, validation_fraction=0.1, n_iter_no_change=None,
+                 tol=1e-4, random_state=None, alpha=0.9):
+        super().__init__(loss, learning_rate, n_estimators, subsample, max_depth,
+                         min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
+                         max_features, max_leaf_nodes, min_impurity_decrease,
+                         validation_fraction, n_iter_no_change, tol, random_state)
+        self.alpha = alpha
+
+    def _settings(self, n, p):
+        if not (is_real(self.alpha) and 0.0 < self.alpha < 1.0):
+            bad("alpha", self.alpha, "a number in (0, 1)")
+        return super()._settings(n, p)
+
+    def _make_loss(self, n_classes):
+        return make_loss(self.loss, alpha=float(self.alpha))
+
+
+class GradientBoostingClassifier(ClassifierMixin, _GradientBoosting):
+    """Gradient boosting for classification with the log-loss: one tree per round and a
+    sigmoid link for two classes, one tree per class per round and softmax for more."""
+
+    _losses = CLASSIFICATION_LOSSES
+
+    def __init__(self, loss="log_loss", learning_rate=0.1, n_estimators=100, subsample=1.0,
+                 max_depth=3, min_samples_split=2, min_samples_leaf=1,
+                 min_weight_fraction_leaf=0.0, max_features=None, max_leaf_nodes=None,
+                 min_impurity_decrease=0.0, validation_fraction=0.1, n_iter_no_change=None,
+                 tol=1e-4, random_state=None):
+        super().__init__(loss, learning_rate, n_estimators, subsample, max_depth,
+                         min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
+                         max_features, max_leaf_nodes, min_impurity_decrease,
+                         validation_fraction, n_iter_no_change, tol, random_state)
+
+    def _make_loss(self, n_classes):
+        return make_loss(self.loss, n_classes)

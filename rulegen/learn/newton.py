@@ -1,0 +1,414 @@
+"""Second-order (Newton) trees: XGBoost's split finding on gradients and hessians.
+
+With G, H the sums of the (weighted) gradients and hessians of a node's rows, the note's
+regularised objective (lambda ``reg_lambda``, gamma per leaf) gives
+
+* leaf weight ``w* = -G / (H + lambda)``  (:func:`leaf_weight`);
+* split gain ``1/2 [GL^2/(HL+l) + GR^2/(HR+l) - (GL+GR)^2/(HL+HR+l)] - gamma``
+  (:func:`split_gain`).
+
+:class:`NewtonSplitFinder` plugs into the shared :class:`~rulegen.learn.builder.TreeBuilder`.
+For every node and every allowed feature it scores all "first i rows left" splits of the rows
+sorted by that feature at once (prefix sums of g and h over a presorted order, filtered down
+the tree, never re-sorted), in two passes for missing values: missing rows right, then
+missing rows left (the better wins, right on ties: XGBoost's learned default direction).
+"All present rows on one side, missing on the other" is a candidate too (threshold +-inf).
+A child must keep a hessian sum of at least ``min_child_weight``; a split must improve the
+bracket by more than 1e-6 (XGBoost's kRtEps). The best feature wins; ties go to the lowest
+feature index. Growing ignores gamma: :func:`finish_tree` then prunes bottom-up every split
+whose children are leaves and whose gain (with gamma) is negative, as XGBoost's pruner does.
+
+Thresholds are midpoints ``a/2 + b/2`` of adjacent distinct float32 training values, tested
+as ``float32(x) <= t`` (:func:`~rulegen.learn.builder.float32_test`), so rows split exactly as
+in training. XGBoost writes ``x < t`` with a float32 midpoint; the two agree on every training
+value. A node that saw no missing value of the chosen feature sends missing values left
+(XGBoost's default direction on a dense column).
+
+Histogram search (tree_method="approx"): :func:`quantile_bins` cuts every feature at
+hessian-weighted quantiles of the rows growing the tree (exact quantiles, not XGBoost's
+streaming sketch; re-drawn every tree); a node sums g and h per bin (one ``bincount``) and
+scores only the boundaries between bins, in both missing directions. Its tests are the cut
+values themselves, ``float32(x) < cut`` (a cut is a float32 training value), as XGBoost's
+histogram methods write them.
+
+Categorical features: the categories present at the node are ordered by G/(H+lambda) and
+scanned like a numeric feature (XGBoost's partition-based categorical split; exact for
+lambda = 0 by Fisher's grouping argument, a heuristic otherwise). Categories not seen at the
+node go to the child with the larger hessian sum, codes outside the feature's list too
+(``Split.unseen``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from rulegen.ir.nodes import (
+    CategoricalTest,
+    DefaultChild,
+    Leaf,
+    NumericTest,
+    Split,
+    Tree,
+)
+from rulegen.learn.builder import NodeWork, Partition, float32_test
+
+MIN_BRACKET = 1e-6  # XGBoost's kRtEps: smaller improvements are not splits
+_BLOCK = 1 << 20  # elements per (features x rows) work array
+
+
+def leaf_weight(G, H, reg_lambda):
+    """-G / (H + lambda); 0 where H + lambda is 0 (nothing to learn there)."""
+    G, D = np.asarray(G, dtype=np.float64), np.asarray(H, dtype=np.float64) + reg_lambda
+    return np.where(D > 0, -G / np.where(D > 0, D, 1.0), 0.0)
+
+
+def _score(G, H, reg_lambda):
+    """G^2 / (H + lambda), 0 where H + lambda <= 0 (hessians are >= 0, so only at lambda 0)."""
+    D = np.add(H, reg_lambda)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.multiply(G, G) / D
+    if reg_lambda > 0:
+        return s
+    return np.where(D > 0, s, 0.0)
+
+
+def split_gain(GL, HL, GR, HR, reg_lambda, gamma=0.0):
+    """The note's gain of splitting a node into (GL, HL) and (GR, HR)."""
+    bracket = (_score(GL, HL, reg_lambda) + _score(GR, HR, reg_lambda)
+               - _score(np.add(GL, GR), np.add(HL, HR), reg_lambda))
+    return 0.5 * bracket - gamma
+
+
+def quantile_bins(XT, order, rows, h, max_bin: int):
+    """Histogram bins from hessian-weighted quantiles of the rows growing a tree.
+
+    ``order`` (p, N) holds every row sorted by each feature (NaN last). For each feature the
+    growing rows' values are cut where their cumulative hessian crosses k/max_bin of the
+    total (k = 1..max_bin-1; zero total hessian: plain row-count quantiles); the cuts are
+    data values. Returns ``(bins, cuts, max_bin)``: ``bins`` (p, N) int32 with ``bin(x)`` =
+    the number of cuts <= x (so ``bin(x) <= k`` iff ``x < cuts[k]``) and ``max_bin`` for NaN,
+    ``cuts`` one sorted float32 array per feature."""
+    p, N = XT.shape
+    inbag = np.zeros(N, dtype=bool)
+    inbag[rows] = True
+    bins = np.full((p, N), max_bin, dtype=np.int32)
+    cuts = []
+    for f in range(p):  # features, not samples
+        rs = order[f][inbag[order[f]]]
+        vals = XT[f, rs]
+        keep = ~np.isnan(vals)
+        rs, vals = rs[keep], vals[keep]
+        c = np.zeros(0, dtype=np.float32)
+        if len(rs):
+            cum = np.cumsum(h[rs])
+            if not cum[-1] > 0:
+                cum = np.arange(1.0, len(rs) + 1)
+            levels = cum[-1] * np.arange(1, max_bin) / max_bin
+            c = np.unique(vals[np.minimum(np.searchsorted(cum, levels), len(rs) - 1)])
+            c = c[c > vals[0]]  # a cut at the minimum separates nothing
+        present = ~np.isnan(XT[f])
+        bins[f, present] = np.searchsorted(c, XT[f, present], side="right")
+        cuts.append(c)
+    return bins, cuts, max_bin
+
+
+class NewtonSplitFinder:
+    """Split finder over gradients ``g`` and hessians ``h`` (weighted, per global row).
+
+    ``XT`` is (p, N) float32; ``features_at(depth)`` gives the sorted feature ids a node at
+    that depth may use (column subsampling); ``categorical`` maps a column to its number of
+    categories. Exact search needs ``order`` (p, N), every row sorted by each feature (NaN
+    last); histogram search (approx) needs ``bins = quantile_bins(...)`` instead. Node
+    state: (rows sorted per feature or None, G, H).
+    """
+
+    def __init__(self, XT, g, h, *, reg_lambda, min_child_weight, features_at, order=None,
+                 bins=None, categorical=None):
+        self.XT, self.order, self.g, self.h = XT, order, g, h
+        self.lam, self.mcw = float(reg_lambda), float(min_child_weight)
+        self.features_at = features_at
+        self.bins, self.cuts, max_bin = bins if bins is not None else (None, None, 0)
+        self.slots = max_bin + 1  # histogram slots per feature; the last one is "missing"
+        self.categorical = dict(categorical or {})
+        self.is_cat = np.zeros(XT.shape[0], dtype=bool)
+        self.is_cat[list(self.categorical)] = True
+        self._mask = np.zeros(XT.shape[1], dtype=bool)
+
+    def root(self, rows) -> NodeWork:
+        rows = np.asarray(rows, dtype=np.intp)
+        S = None
+        if self.bins is None:
+            self._mask[rows] = True
+            S = self.order[self._mask[self.order]].reshape(len(self.order), -1)
+            self._mask[rows] = False
+        return self._node(rows, S)
+
+    def _node(self, rows, S) -> NodeWork:
+        G, H = float(self.g[rows].sum()), float(self.h[rows].sum())
+        return NodeWork(rows, self.h[rows], state=(S, G, H))
+
+    def summarize(self, node: NodeWork):
+        _, G, H = node.state  # provisional: finish_tree sets the final values
+        return (float(leaf_weight(G, H, self.lam)),), float(len(node.rows)), None
+
+    # -- search -------------------------------------------------------------------
+
+    def find_split(self, node: NodeWork) -> Partition | None:
+        S, G, H = node.state
+        n = len(node.rows)
+        if n < 2:
+            return None
+        feats = np.asarray(self.features_at(node.depth), dtype=np.intp)
+        numeric, cats = feats[~self.is_cat[feats]], feats[self.is_cat[feats]]
+        best = None
+        step = max(1, _BLOCK // n)
+        for start in range(0, len(numeric), step):
+            block = numeric[start:start + step]
+            if self.bins is None:
+                found = self._best_numeric(S, block, G, H)
+            else:
+                found = self._best_binned(node.rows, block, G, H)
+            if found is not None and (best is None or found[0] > best[0]):
+                best = found
+        for f in cats:
+            found = self._best_categorical(node.rows, int(f), G, H)
+            if found is not None and (best is None or found[0] > best[0]):
+                best = found
+        if best is None or not best[0] > MIN_BRACKET:
+            return None
+        return self._partition(node, best)
+
+    def _admissible(self, HL, HR):
+        return (HL >= self.mcw) & (HR >= self.mcw)
+
+    def _best_numeric(self, S, F, G, H):
+        SF = S[F]
+        q, n = SF.shape
+        V = self.XT[F[:, None], SF]
+        nn = (~np.isnan(V)).sum(axis=1)  # present rows come first
+        nm = n - nn
+        cg, ch = np.cumsum(self.g[SF], axis=1), np.cumsum(self.h[SF], axis=1)
+        r = np.arange(q)
+        last = np.maximum(nn - 1, 0)
+        Gm = np.where(nm > 0, G - np.where(nn > 0, cg[r, last], 0.0), 0.0)
+        Hm = np.where(nm > 0, H - np.where(nn > 0, ch[r, last], 0.0), 0.0)
+        boundary = np.zeros((q, n), dtype=bool)
+        boundary[:, :-1] = V[:, 1:] > V[:, :-1]  # NaN compares false
+        base = _score(G, H, self.lam)
+        # pass 1, missing right; column nn-1 is "every present row left"
+        ok1 = boundary  # (in place: pass 2 clears that column again)
+        ok1[r, last] |= (nm > 0) & (nn > 0)
+        HR = H - ch
+        v1 = _score(cg, ch, self.lam)
+        v1 += _score(G - cg, HR, self.lam)
+        np.putmask(v1, ~(ok1 & self._admissible(ch, HR)), -np.inf)
+        p1 = v1.argmax(axis=1)
+        val, pos, how = v1[r, p1] - base, p1, np.zeros(q, dtype=np.intp)  # how 0: pass 1
+        miss = np.flatnonzero(nm > 0)
+        if miss.size:
+            # pass 2, missing left (only features with missing rows here); and "missing alone
+            # on the left" (how 2). Pass 1 wins ties.
+            GL, HL = cg[miss] + Gm[miss, None], ch[miss] + Hm[miss, None]
+            HR = H - HL
+            v2 = _score(GL, HL, self.lam)
+            v2 += _score(G - GL, HR, self.lam)
+            ok2 = boundary[miss]
+            ok2[np.arange(miss.size), last[miss]] = False  # pass 1's "all present left" column
+            np.putmask(v2, ~(ok2 & self._admissible(HL, HR)), -np.inf)
+            p2 = v2.argmax(axis=1)
+            b2 = v2[np.arange(miss.size), p2] - base
+            gm, hm = Gm[miss], Hm[miss]
+            b0 = _score(gm, hm, self.lam) + _score(G - gm, H - hm, self.lam) - base
+            b0 = np.where((nn[miss] > 0) & self._admissible(hm, H - hm), b0, -np.inf)
+            use0 = b0 > b2
+            b2 = np.where(use0, b0, b2)
+            better = b2 > val[miss]
+            sel = miss[better]
+            val[sel], pos[sel] = b2[better], p2[better]
+            how[sel] = np.where(use0[better], 2, 1)
+        i = int(val.argmax())  # first maximum: the lowest feature index
+        if val[i] == -np.inf:
+            return None
+        f, k = int(F[i]), int(pos[i])
+        if how[i] == 2:
+            return float(val[i]), f, ("<=", -math.inf), True
+        if how[i] == 0 and k == nn[i] - 1:
+            return float(val[i]), f, ("<=", math.inf), False
+        mid = float(V[i, k]) / 2.0 + float(V[i, k + 1]) / 2.0
+        return float(val[i]), f, ("<=", mid), bool(how[i] == 1)
+
+    def _best_binned(self, rows, F, G, H):
+        """Histogram search: per feature, sums of g, h and counts in each bin (slot max_bin
+        holds missing rows), then every "bins <= k left" split in both missing directions."""
+        q, slots = len(F), self.slots
+        idx = (self.bins[F[:, None], rows[None, :]] + (np.arange(q) * slots)[:, None]).ravel()
+        hist = [np.bincount(idx, weights=np.tile(x, q), minlength=q * slots).reshape(q, slots)
+                for x in (self.g[rows], self.h[rows])]
+        cnt = np.bincount(idx, minlength=q * slots).reshape(q, slots)
+        Gb, Hb = hist
+        Gm, Hm, nm = Gb[:, -1], Hb[:, -1], cnt[:, -1]
+        cg, ch, cc = (np.cumsum(a[:, :-1], axis=1) for a in (Gb, Hb, cnt))
+        nn = cc[:, -1]
+        base = _score(G, H, self.lam)
+        # a boundary after bin k: bin k holds rows and some present row lies above it
+        ok = (cnt[:, :-1] > 0) & (cc < nn[:, None])
+        best = (-np.inf, None)
+        for missing_left in (False, True):
+            GL = cg + (Gm[:, None] if missing_left else 0.0)
+            HL = ch + (Hm[:, None] if missing_left else 0.0)
+            v = _score(GL, HL, self.lam) + _score(G - GL, H - HL, self.lam) - base
+            valid = ok & self._admissible(HL, H - HL)
+            if missing_left:
+                valid &= (nm > 0)[:, None]
+            v = np.where(valid, v, -np.inf)
+            k = v.argmax(axis=1)
+            vk = v[np.arange(q), k]
+            i = int(vk.argmax())
+            if vk[i] > best[0]:
+                best = (float(vk[i]), (i, int(k[i]), missing_left))
+        # missingness alone: every present row on one side, the missing rows on the other
+        alone = _score(Gm, Hm, self.lam) + _score(G - Gm, H - Hm, self.lam) - base
+        alone = np.where((nm > 0) & (nn > 0) & self._admissible(Hm, H - Hm), alone, -np.inf)
+        i = int(alone.argmax())
+        if alone[i] > best[0]:
+            return float(alone[i]), int(F[i]), ("<=", math.inf), False
+        if best[1] is None:
+            return None
+        i, k, missing_left = best[1]
+        f = int(F[i])
+        return best[0], f, ("<", float(self.cuts[f][k])), missing_left
+
+    def _best_categorical(self, rows, f, G, H):
+        x = self.XT[f, rows]
+        miss = np.isnan(x)
+        m = self.categorical[f]
+        codes = x[~miss].astype(np.intp)
+        gr, hr = self.g[rows], self.h[rows]
+        Gc = np.bincount(codes, weights=gr[~miss], minlength=m)
+        Hc = np.bincount(codes, weights=hr[~miss], minlength=m)
+        present = np.flatnonzero(np.bincount(codes, minlength=m))
+        has_miss = bool(miss.any())
+        if len(present) < 2 and not (len(present) == 1 and has_miss):
+            return None
+        Gm, Hm = float(gr[miss].sum()), float(hr[miss].sum())
+        ratio = Gc[present] / np.maximum(Hc[present] + self.lam, 1e-300)
+        order = present[np.lexsort((present, ratio))]
+        cg, ch = np.cumsum(Gc[order]), np.cumsum(Hc[order])
+        base = _score(G, H, self.lam)
+        best = None
+        # (categories on the left in order, missing left?) for k = 1..len; k = len only with
+        # missing rows on the other side
+        m_p = len(order)
+        for missing_left in ((False, True) if has_miss else (False,)):
+            ks = np.arange(0 if missing_left else 1, m_p if missing_left else m_p + has_miss)
+            if ks.size == 0:
+                continue
+            GL = np.where(ks > 0, cg[np.maximum(ks - 1, 0)], 0.0) + (Gm if missing_left else 0.0)
+            HL = np.where(ks > 0, ch[np.maximum(ks - 1, 0)], 0.0) + (Hm if missing_left else 0.0)
+            gain = _score(GL, HL, self.lam) + _score(G - GL, H - HL, self.lam) - base
+            gain = np.where(self._admissible(HL, H - HL), gain, -np.inf)
+            j = int(gain.argmax())
+            if gain[j] > -np.inf and (best is None or gain[j] > best[0]):
+                best = (float(gain[j]), f, ("categorical", order[:int(ks[j])], present),
+                        missing_left)
+        return best
+
+    # -- applying ---------------------------------------------------------------------
+
+    def _partition(self, node, best) -> Partition:
+        bracket, f, how, missing_left = best
+        rows = node.rows
+        x = self.XT[f, rows]
+        nan = np.isnan(x)
+        unseen = None
+        if how[0] == "categorical":
+            _, codes_left, present = how
+            in_set = np.zeros(self.categorical[f], dtype=bool)
+            in_set[codes_left] = True
+            left = np.where(nan, missing_left, in_set[np.where(nan, 0, x).astype(np.intp)])
+        else:
+            op, t = how
+            xv = x.astype(np.float64)
+            left = np.where(nan, missing_left, xv <= t if op == "<=" else xv < t)
+        rows_l, rows_r = rows[left], rows[~left]
+        HL, HR = float(self.h[rows_l].sum()), float(self.h[rows_r].sum())
+        bigger_left = HL >= HR
+        if not nan.any():
+            missing_left = True  # XGBoost's default on a column with no missing values
+        S = node.state[0]
+        if S is None:
+            children = [self._node(rows_l, None), self._node(rows_r, None)]
+        else:
+            self._mask[rows_l] = True
+            mk = self._mask[S]
+            self._mask[rows_l] = False
+            children = [self._node(rows_l, S[mk].reshape(len(S), -1)),
+                        self._node(rows_r, S[~mk].reshape(len(S), -1))]
+        if how[0] == "categorical":
+            absent = np.ones(self.categorical[f], dtype=bool)
+            absent[present] = False
+            if bigger_left:
+                in_set |= absent
+            unseen = 0 if bigger_left else 1
+            if not in_set.any():  # keep the set side non-empty: swap the children
+                in_set = ~in_set
+                children.reverse()
+                missing_left, unseen = not missing_left, 1 - unseen
+            test = CategoricalTest(f, tuple(int(c) for c in np.flatnonzero(in_set)))
+        elif how[0] == "<=":
+            test = float32_test(f, how[1])
+        else:  # a histogram cut: a float32 data value, "x < cut" exactly as in training
+            test = NumericTest(f, "<", how[1], "float32")
+        return Partition(test, DefaultChild(0 if missing_left else 1), children, 0.5 * bracket,
+                         unseen=unseen)
+
+
+# --- after growth: gamma pruning and the final leaf values -----------------------------
+
+
+def finish_tree(tree: Tree, leaf_of_row, rows, g, h, w, *, reg_lambda, gamma, scale):
+    """Prune and set leaf values from the rows that grew the tree.
+
+    ``leaf_of_row`` is the leaf every training row reaches (by the evaluator); ``g``, ``h``,
+    ``w`` are per global row (g and h weighted). Bottom-up, a split whose children are both
+    leaves and whose :func:`split_gain` is negative becomes a leaf. Leaves get
+    ``scale * leaf_weight(G, H)`` (scale: the learning rate). Returns the new tree, the new
+    leaf of every row and the value of every new node (0-based new ids)."""
+    nodes = tree.nodes
+    n_nodes = len(nodes)
+    lr = leaf_of_row[rows]
+    G = np.bincount(lr, weights=g[rows], minlength=n_nodes)
+    H = np.bincount(lr, weights=h[rows], minlength=n_nodes)
+    W = np.bincount(lr, weights=w[rows], minlength=n_nodes)
+    is_leaf = np.array([isinstance(nd, Leaf) for nd in nodes])
+    parent = np.zeros(n_nodes, dtype=np.intp)
+    for i in range(n_nodes - 1, -1, -1):  # children have larger ids: this is bottom-up
+        if is_leaf[i]:
+            continue
+        cs = list(nodes[i].children)
+        parent[cs] = i
+        G[i], H[i], W[i] = G[cs].sum(), H[cs].sum(), W[cs].sum()
+        if is_leaf[cs].all():
+            l, r = cs
+            if split_gain(G[l], H[l], G[r], H[r], reg_lambda, gamma) < 0:
+                is_leaf[i] = True
+    keep = np.zeros(n_nodes, dtype=bool)
+    rep = np.arange(n_nodes)  # the kept node standing for each old node
+    keep[0] = True
+    for i in range(1, n_nodes):
+        keep[i] = keep[parent[i]] and not is_leaf[parent[i]]
+        if not keep[i]:
+            rep[i] = rep[parent[i]]
+    new_id = np.cumsum(keep) - 1
+    values = scale * leaf_weight(G, H, reg_lambda)
+    out = []
+    for i in np.flatnonzero(keep):
+        nd = nodes[i]
+        if is_leaf[i]:
+            out.append(Leaf((float(values[i]),), samples=float(W[i])))
+        else:
+            out.append(Split(nd.test, tuple(int(new_id[c]) for c in nd.children), nd.missing,
+                             unseen=nd.unseen, samples=float(W[i])))
+    return Tree(tuple(out)), new_id[rep[leaf_of_row]], values[np.flatnonzero(keep)]
