@@ -189,17 +189,20 @@ def test_bootstrap_options_and_determinism():
 
 
 def test_shared_presort_gives_the_finders_own_root():
+    # forests and boosting sort X once (finder.presort) and filter it per tree
     X, y = mixed_data(seed=2)
     X[:, 2] = np.round(X[:, 2], 1)  # ties
     X32 = X.astype(np.float32)
+    X32[::7, 1] = np.nan
     est = RandomForestClassifier()
     spec = forest_mod.tree_spec(est, len(X), X.shape[1], forest_mod.CLASSIFICATION_CRITERIA, 3)
-    grower = forest_mod.TreeGrower(X32, y, spec, {})
     rng = np.random.default_rng(0)
+    order = None
     for w in (np.ones(len(X)), np.bincount(rng.integers(0, len(X), len(X)), minlength=len(X))):
         finder = forest_mod.NumericSplitFinder(X32, y, w.astype(float), spec.criterion)
+        order = finder.presort() if order is None else order
         rows = np.flatnonzero(w > 0)
-        mine, theirs = grower.root(finder, rows), finder.root(rows)
+        mine, theirs = finder.root(rows, order), finder.root(rows)
         assert np.array_equal(mine.state[0], theirs.state[0])
         assert mine.state[1] == theirs.state[1] and np.array_equal(mine.rows, theirs.rows)
         assert np.array_equal(mine.weights, theirs.weights) and mine.impurity == theirs.impurity

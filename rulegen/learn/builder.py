@@ -241,11 +241,26 @@ class NumericSplitFinder:
 
     # -- nodes -----------------------------------------------------------------
 
-    def root(self, rows) -> NodeWork:
+    def presort(self) -> np.ndarray:
+        """Every feature's rows in sorted order (NaN last, ties by row id): trees grown on
+        the same X pass it to :meth:`root`, which filters it instead of sorting again."""
+        return np.argsort(self.XT, axis=1, kind="stable")
+
+    def root(self, rows, order=None) -> NodeWork:
+        """The root's work item; ``rows`` ascending. With ``order`` from :meth:`presort`
+        the result is the same as without: a stable sort of a subset keeps the subset's
+        order in the stable sort of the whole."""
         rows = np.asarray(rows, dtype=np.intp)
         state = None
         if self.splitter == "best":
-            state = rows[np.argsort(self.XT[:, rows], axis=1, kind="stable")]
+            if order is None:
+                state = rows[np.argsort(self.XT[:, rows], axis=1, kind="stable")]
+            elif len(rows) == order.shape[1]:
+                state = order
+            else:
+                self._mask[rows] = True
+                state = order[self._mask[order]].reshape(len(order), -1)
+                self._mask[rows] = False
         stats = self.criterion.stats(self.T, self.w, rows)
         return NodeWork(rows, self.w[rows], stats.impurity, 0, (state, stats))
 

@@ -39,7 +39,6 @@ from rulegen.learn.base import (
 )
 from rulegen.learn.builder import (
     GrowthLimits,
-    NodeWork,
     NumericSplitFinder,
     TreeBuilder,
 )
@@ -140,10 +139,9 @@ class TreeGrower:
         self.T, self.spec, self.cat_sizes, self.oblique = T, spec, cat_sizes, oblique
         self.order = None
         if oblique is None and spec.splitter == "best":
-            # every feature sorted once (NaN last, ties by row id); a tree's root filters it
-            # instead of sorting again -- the sort was ~40% of a round of AdaBoost
+            # every feature sorted once; each tree's root filters it instead of sorting
+            # again (the sort was ~40% of a round of AdaBoost)
             self.order = np.argsort(self.XT, axis=1, kind="stable")
-            self._mask = np.zeros(self.XT.shape[1], dtype=bool)
 
     def grow(self, w: np.ndarray, rng: np.random.Generator) -> Tree:
         spec = self.spec
@@ -161,22 +159,8 @@ class TreeGrower:
             finder = NumericSplitFinder(self.XT.T, self.T, w, spec.criterion, **kw)
         limits = GrowthLimits(**{**spec.limits.__dict__, "min_weight_leaf": min_weight_leaf})
         # rows of zero weight (not drawn) take no part in any node, as in scikit-learn
-        root = self.root(finder, np.flatnonzero(w > 0))
+        root = finder.root(np.flatnonzero(w > 0), self.order)
         return TreeBuilder(finder, finder.summarize, limits).build(root)
-
-    def root(self, finder, rows: np.ndarray) -> NodeWork:
-        """``finder.root(rows)``, with the presorted state (builder.NumericSplitFinder's
-        documented ``(presorted rows, stats)``) filtered from the shared sort: the same
-        arrays, since a stable sort of a subset keeps the subset's order of the whole."""
-        if self.order is None:
-            return finder.root(rows)
-        S = self.order
-        if len(rows) < S.shape[1]:
-            self._mask[rows] = True
-            S = S[self._mask[S]].reshape(len(S), -1)
-            self._mask[rows] = False
-        stats = finder.criterion.stats(finder.T, finder.w, rows)
-        return NodeWork(rows, finder.w[rows], stats.impurity, 0, (S, stats))
 
 
 # --- the forest ---------------------------------------------------------------------------

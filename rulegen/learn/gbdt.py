@@ -143,6 +143,7 @@ class _GradientBoosting(BoostingEstimator):
         criterion = SquaredError(1)
         finder_class = CartSplitFinder if data.categorical else NumericSplitFinder
         extra = {"categorical": data.categorical} if data.categorical else {}
+        order = []  # each feature sorted once for all trees (filled by the first)
 
         def fit_tree(stage):
             wt = np.zeros_like(w)
@@ -158,7 +159,10 @@ class _GradientBoosting(BoostingEstimator):
             finder = finder_class(data.X32, -stage.grad[:, None], wt, criterion, splitter="best",
                                   max_features=mf, min_samples_leaf=msl,
                                   min_weight_leaf=min_weight_leaf, rng=rng, **extra)
-            tree = TreeBuilder(finder, finder.summarize, limits).build(finder.root(rows))
+            if not order:
+                order.append(finder.presort())
+            root = finder.root(rows, order[0])
+            tree = TreeBuilder(finder, finder.summarize, limits).build(root)
             leaf = leaf_index(tree, data.X64, data.features)
             ids = np.flatnonzero([isinstance(nd, Leaf) for nd in tree.nodes])
             compact = np.zeros(len(tree.nodes), dtype=np.intp)

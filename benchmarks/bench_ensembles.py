@@ -1,0 +1,223 @@
+"""Ensembles side by side: rulegen's random forest, AdaBoost, gradient boosting, XGBoost-style
+and LightGBM-style boosting against scikit-learn, XGBoost and LightGBM with matched parameters
+on the same split of the same data: fit time, peak memory, test accuracy or RMSE.
+
+    python benchmarks/bench_ensembles.py                       # every dataset and pair
+    python benchmarks/bench_ensembles.py --datasets credit-g --pairs forest,gb
+    python benchmarks/bench_ensembles.py --write               # also update docs/BENCHMARKS.md
+
+Each fit runs in a fresh process (one thread everywhere) so that peak memory is that process's
+peak resident set above what loading the data took (ru_maxrss), comparable across libraries
+whatever allocator they use. Data are read as `rulegen fit` reads a CSV (text columns become
+category codes, empty cells NaN); rows whose target is missing are dropped; a seeded 80/20
+split. rulegen, HistGradientBoosting and LightGBM get the categorical columns as categorical;
+the others see their codes as numbers. Ratios are rulegen's time (or memory) over the peer's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+DATASETS = {  # name -> (target, task)
+    "credit-g": ("class", "classification"),
+    "credit": ("Status", "classification"),
+    "diamonds": ("price", "regression"),
+    "flights": ("arr_delay", "regression"),
+}
+# pair -> (rulegen learner, peer, parameters both get, in each library's own names)
+PAIRS = {
+    "forest": ("random_forest", "sklearn_rf"),
+    "adaboost": ("adaboost", "sklearn_ada"),
+    "gb": ("gradient_boosting", "sklearn_gb"),
+    "xgb": ("xgboost_style", "xgboost"),
+    "lgbm": ("lightgbm_style", "lightgbm"),
+    "hgb": ("lightgbm_style", "sklearn_hgb"),
+}
+N_TREES = 100
+
+
+def load(name):
+    import numpy as np
+
+    sys.path.insert(0, str(ROOT))
+    from rulegen.data import categorical_column, is_numeric, numeric_column, read_csv
+
+    target, task = DATASETS[name]
+    table = read_csv(DATA / f"{name}.csv")
+    cols, cats = [], []
+    for j, col in enumerate(table.columns):
+        if col == target:
+            y = (categorical_column(table, j)[1] if task == "classification"
+                 else numeric_column(table, j))
+            continue
+        if is_numeric(table, j):
+            cols.append(numeric_column(table, j))
+        else:
+            cats.append(len(cols))
+            cols.append(categorical_column(table, j)[1])
+    X = np.column_stack(cols)
+    keep = ~np.isnan(y)
+    X, y = X[keep], y[keep]
+    rng = np.random.default_rng(0)
+    test = rng.random(len(y)) < 0.2
+    return X[~test], y[~test], X[test], y[test], cats, task
+
+
+def make(lib, task, cats, p):
+    """The estimator and the keyword arguments of its fit."""
+    clf = task == "classification"
+    depth_rf = 12 if p.get("big") else None
+    if lib in ("random_forest", "sklearn_rf"):
+        kw = {"n_estimators": N_TREES, "max_depth": depth_rf, "random_state": 0,
+                  "max_features": "sqrt" if clf else 1.0}
+        if lib == "sklearn_rf":
+            from sklearn import ensemble
+            return (ensemble.RandomForestClassifier if clf else ensemble.RandomForestRegressor)(
+                n_jobs=1, **kw), {}
+    elif lib in ("adaboost", "sklearn_ada"):
+        kw = {"n_estimators": N_TREES, "random_state": 0}
+        if lib == "sklearn_ada":
+            from sklearn.ensemble import AdaBoostClassifier
+            return AdaBoostClassifier(**kw), {}
+    elif lib in ("gradient_boosting", "sklearn_gb"):
+        kw = {"n_estimators": N_TREES, "max_depth": 3, "learning_rate": 0.1, "random_state": 0}
+        if lib == "sklearn_gb":
+            from sklearn import ensemble
+            return (ensemble.GradientBoostingClassifier if clf
+                    else ensemble.GradientBoostingRegressor)(**kw), {}
+    elif lib in ("xgboost_style", "xgboost"):
+        kw = {"n_estimators": N_TREES, "max_depth": 6, "learning_rate": 0.3, "reg_lambda": 1.0,
+                  "min_child_weight": 1.0}
+        if lib == "xgboost":
+            import xgboost
+            cls = xgboost.XGBClassifier if clf else xgboost.XGBRegressor
+            return cls(tree_method="exact", n_jobs=1, **kw), {}
+    elif lib in ("lightgbm_style", "lightgbm", "sklearn_hgb"):
+        kw = {"n_estimators": N_TREES, "learning_rate": 0.1, "num_leaves": 31, "min_child_samples": 20,
+                  "reg_lambda": 0.0, "max_bin": 255}
+        if lib == "lightgbm":
+            import lightgbm
+            cls = lightgbm.LGBMClassifier if clf else lightgbm.LGBMRegressor
+            return cls(n_jobs=1, verbose=-1, subsample=1.0, colsample_bytree=1.0, **kw), (
+                {"categorical_feature": cats} if cats else {})
+        if lib == "sklearn_hgb":
+            from sklearn import ensemble
+            cls = (ensemble.HistGradientBoostingClassifier if clf
+                   else ensemble.HistGradientBoostingRegressor)
+            return cls(max_iter=N_TREES, learning_rate=0.1, max_leaf_nodes=31,
+                       min_samples_leaf=20, l2_regularization=0.0, max_bins=255,
+                       early_stopping=False, categorical_features=cats or None), {}
+    from rulegen.learn.catalog import CATALOG
+
+    cls = CATALOG[lib].estimator_class(task)
+    known = cls().get_params()
+    est = cls(**{k: v for k, v in kw.items() if k in known})
+    return est, ({"categorical_features": cats} if cats else {})
+
+
+def worker(spec):
+    import numpy as np
+
+    Xtr, ytr, Xte, yte, cats, task = load(spec["dataset"])
+    est, fit_kw = make(spec["lib"], task, cats, spec)  # imports the library first
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t0 = time.perf_counter()
+    est.fit(Xtr, ytr, **fit_kw)
+    secs = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    pred = est.predict(Xte)
+    if task == "classification":
+        score = float(np.mean(np.asarray(pred).astype(float) == yte))
+    else:
+        score = float(np.sqrt(np.mean((np.asarray(pred, dtype=float) - yte) ** 2)))
+    return {"secs": secs, "mem_mb": (peak - base) / 1024.0, "score": score,
+            "rows": len(ytr), "task": task}
+
+
+def run(spec, timeout):
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    try:
+        out = subprocess.run([sys.executable, __file__, "--worker", json.dumps(spec)], env=env,
+                             capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"over {timeout}s"}
+    if out.returncode != 0:
+        return {"error": (out.stderr.strip().splitlines() or ["failed"])[-1][:120]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def table(rows) -> str:
+    lines = [("| data (train rows) | pair | rulegen fit | peer fit | time ratio | rulegen memory "
+             "| peer memory | rulegen score | peer score |"), "|" + "---|" * 9]
+    for (ds, pair), (a, b) in rows.items():
+        if "error" in a or "error" in b:
+            lines.append(f"| {ds} | {pair} | {a.get('error', '')} | {b.get('error', '')} |"
+                         " | | | | |")
+            continue
+        metric = "acc" if a["task"] == "classification" else "RMSE"
+        lines.append(
+            f"| {ds} ({a['rows']}) | {pair} | {a['secs']:.2f} s | {b['secs']:.2f} s | "
+            f"{a['secs'] / b['secs']:.1f}x | {a['mem_mb']:.0f} MB | {b['mem_mb']:.0f} MB | "
+            f"{metric} {a['score']:.4g} | {b['score']:.4g} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--datasets", default=",".join(DATASETS))
+    ap.add_argument("--pairs", default=",".join(PAIRS))
+    ap.add_argument("--timeout", type=int, default=1800, help="seconds per fit")
+    ap.add_argument("--write", action="store_true", help="update docs/BENCHMARKS.md")
+    args = ap.parse_args()
+    if args.worker:
+        print(json.dumps(worker(json.loads(args.worker))))
+        return 0
+    rows = {}
+    for ds in args.datasets.split(","):
+        task = DATASETS[ds][1]
+        for pair in args.pairs.split(","):
+            ours, peer = PAIRS[pair]
+            if pair == "adaboost" and task == "regression":
+                continue
+            spec = {"dataset": ds, "big": ds == "flights"}
+            a = run({**spec, "lib": ours}, args.timeout)
+            b = run({**spec, "lib": peer}, args.timeout)
+            rows[(ds, pair)] = (a, b)
+            print(table({(ds, pair): (a, b)}).splitlines()[-1], file=sys.stderr, flush=True)
+    import sklearn
+    header = (f"Machine: {platform.machine()}, {os.cpu_count()} cores, one thread per fit, Python "
+              f"{platform.python_version()}, scikit-learn {sklearn.__version__}. {N_TREES} trees "
+              "or rounds; forest: sqrt/all features, fully grown (depth 12 on flights); "
+              "AdaBoost: stumps; gb: depth 3, rate 0.1; xgb: exact, depth 6, eta 0.3, lambda 1; "
+              "lgbm/hgb: 31 leaves, rate 0.1, 20 rows per leaf, 255 bins. Memory: peak RSS of "
+              "the fitting process above the loaded data. Command: "
+              "`python benchmarks/bench_ensembles.py`.")
+    md = header + "\n\n" + table(rows) + "\n"
+    print(md)
+    if args.write:
+        doc = ROOT / "docs" / "BENCHMARKS.md"
+        text = doc.read_text()
+        title = "## Ensembles: fit time, memory and accuracy beside the libraries\n\n"
+        if title in text:
+            text = re.sub(re.escape(title) + r".*?(?=\n## |\Z)", lambda m: title + md, text,
+                          flags=re.DOTALL)
+        else:
+            text = text.replace("## Not measured yet", title + md + "\n## Not measured yet")
+        doc.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
