@@ -10,7 +10,9 @@ for missing; a categorical column holds codes 0..m-1, declared with
 
 from __future__ import annotations
 
+import math
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 
@@ -39,6 +41,69 @@ def is_real(v) -> bool:
 def bad(name, value, expected):
     raise LearnerError(f"{name}={value!r} is invalid: expected {expected}")
 
+
+
+class Growth(NamedTuple):
+    """CART's growth parameters, checked and resolved for n rows and p features."""
+
+    min_samples_split: int
+    min_samples_leaf: int
+    min_weight_fraction_leaf: float
+    max_features: int
+
+
+def resolve_max_features(mf, p: int, name: str = "max_features") -> int:
+    """How many of ``p`` candidates a node draws: None (all), "sqrt", "log2", "log2+1"
+    (Breiman's int(log2 p + 1)), a count (capped at p) or a fraction of p."""
+    if mf is None:
+        return p
+    if isinstance(mf, str) and mf in ("sqrt", "log2", "log2+1"):
+        k = {"sqrt": int(math.sqrt(p)), "log2": int(math.log2(p)),
+             "log2+1": int(math.log2(p)) + 1}[mf]
+        return max(1, min(k, p))
+    if is_int(mf) and mf >= 1:
+        return min(int(mf), p)
+    if is_real(mf) and not is_int(mf) and 0.0 < mf <= 1.0:
+        return max(1, int(mf * p))
+    bad(name, mf, "None, 'sqrt', 'log2', 'log2+1', an integer >= 1 or a fraction in (0, 1]")
+
+
+def check_growth(est, n: int, p: int) -> Growth:
+    """The CART growth parameters every tree-growing estimator carries (``max_depth``,
+    ``min_samples_split``, ``min_samples_leaf``, ``min_weight_fraction_leaf``,
+    ``max_features``, ``max_leaf_nodes``, ``min_impurity_decrease``, ``random_state``),
+    checked with scikit-learn's rules; fractions resolved for n rows and p features."""
+    md = est.max_depth
+    if md is not None and not (is_int(md) and md >= 1):
+        bad("max_depth", md, "None or an integer >= 1")
+    mss = est.min_samples_split
+    if is_int(mss) and mss >= 2:
+        mss = int(mss)
+    elif is_real(mss) and not is_int(mss) and 0.0 < mss <= 1.0:
+        mss = max(2, math.ceil(mss * n))
+    else:
+        bad("min_samples_split", mss, "an integer >= 2 or a fraction in (0, 1]")
+    msl = est.min_samples_leaf
+    if is_int(msl) and msl >= 1:
+        msl = int(msl)
+    elif is_real(msl) and not is_int(msl) and 0.0 < msl < 1.0:
+        msl = math.ceil(msl * n)
+    else:
+        bad("min_samples_leaf", msl, "an integer >= 1 or a fraction in (0, 1)")
+    mwf = est.min_weight_fraction_leaf
+    if not (is_real(mwf) and 0.0 <= mwf <= 0.5):
+        bad("min_weight_fraction_leaf", mwf, "a number in [0, 0.5]")
+    mf = resolve_max_features(est.max_features, p)
+    mln = est.max_leaf_nodes
+    if mln is not None and not (is_int(mln) and mln >= 2):
+        bad("max_leaf_nodes", mln, "None or an integer >= 2")
+    mid = est.min_impurity_decrease
+    if not (is_real(mid) and mid >= 0.0 and math.isfinite(mid)):
+        bad("min_impurity_decrease", mid, "a finite number >= 0")
+    rs = est.random_state
+    if rs is not None and not (is_int(rs) and rs >= 0):
+        bad("random_state", rs, "None or an integer >= 0")
+    return Growth(mss, msl, float(mwf), mf)
 
 def make_model(names, cat_labels: dict, target: Target, trees, algorithm: str, params: dict,
                n_samples: int, **model_fields) -> Model:

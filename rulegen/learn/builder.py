@@ -331,24 +331,22 @@ class NumericSplitFinder:
         msl, mwl = self.min_samples_leaf, self.min_weight_leaf
         return (n_left >= msl) & (n - n_left >= msl) & (wl >= mwl) & (wr >= mwl)
 
-    def _best_block(self, node, F, nm_all, lo, hi):
-        S = node.state[0][F]
+    def _two_pass(self, S, boundary, nm, nn):
+        """Best prefix of each row of S (rows sorted by value, missing last): pass 1 sends
+        missing rows right (``i == nn``: every present row left), pass 2 sends them left.
+        ``boundary[:, i-1]``: a split between sorted positions i-1 and i is allowed.
+        Returns the best proxy, its position and whether pass 2 won, per row of S."""
         n = S.shape[1]
-        V = self.XT[F[:, None], S]
-        nm = nm_all[F]
-        nn = n - nm
         i = np.arange(1, n)
-        boundary = V[:, 1:] > V[:, :-1] + FEATURE_THRESHOLD  # float32, as sklearn
-        # pass 1: missing rows (sorted last) go right; i == nn is "all present left"
         wl, wr, proxy = self.criterion.prefix_proxy(self.T, self.w, S)
         valid = (boundary | ((i == nn[:, None]) & (nm[:, None] > 0))) & self._leaf_ok(n, i, wl, wr)
         p1 = np.where(valid, proxy, -np.inf)
         pos = p1.argmax(axis=1)
-        val = p1[np.arange(len(F)), pos]
-        left_pass = np.zeros(len(F), dtype=bool)
+        val = p1[np.arange(len(S)), pos]
+        left_pass = np.zeros(len(S), dtype=bool)
         miss = np.flatnonzero(nm > 0)
         if miss.size:
-            # pass 2: the same sequence rotated so missing rows come first (go left)
+            # the same sequence rotated so missing rows come first (go left)
             rot = (np.arange(n)[None, :] + nn[miss, None]) % n
             S2 = np.take_along_axis(S[miss], rot, axis=1)
             wl2, wr2, proxy2 = self.criterion.prefix_proxy(self.T, self.w, S2)
@@ -361,6 +359,16 @@ class NumericSplitFinder:
             better = val2 > val[miss]  # pass 1 comes first in sklearn: strict
             sel = miss[better]
             val[sel], pos[sel], left_pass[sel] = val2[better], pos2[better], True
+        return val, pos, left_pass
+
+    def _best_block(self, node, F, nm_all, lo, hi):
+        S = node.state[0][F]
+        n = S.shape[1]
+        V = self.XT[F[:, None], S]
+        nm = nm_all[F]
+        nn = n - nm
+        boundary = V[:, 1:] > V[:, :-1] + FEATURE_THRESHOLD  # float32, as sklearn
+        val, pos, left_pass = self._two_pass(S, boundary, nm, nn)
         r = int(val.argmax())  # first maximum = earliest in visiting order
         if val[r] == -np.inf:
             return None

@@ -38,7 +38,6 @@ noise above its tolerance and split it, without changing predictions).
 
 from __future__ import annotations
 
-import math
 from typing import ClassVar
 
 import numpy as np
@@ -49,14 +48,14 @@ from rulegen.learn.base import (
     Estimator,
     RegressorMixin,
     bad,
+    check_growth,
     is_int,
-    is_real,
     make_model,
 )
 from rulegen.learn.builder import GrowthLimits, NumericSplitFinder, TreeBuilder
 from rulegen.learn.categorical import CartSplitFinder
 from rulegen.learn.criteria import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA
-from rulegen.learn.pruning_cv import post_prune
+from rulegen.learn.pruning_cv import check_pruning, post_prune
 from rulegen.learn.surrogates import SurrogateSplitFinder
 
 # --- estimators ---------------------------------------------------------------------
@@ -99,60 +98,14 @@ class _BaseTree(Estimator):
             bad("criterion", self.criterion, " or ".join(map(repr, self._criteria)))
         if self.splitter not in ("best", "random"):
             bad("splitter", self.splitter, "'best' or 'random'")
-        md = self.max_depth
-        if md is not None and not (is_int(md) and md >= 1):
-            bad("max_depth", md, "None or an integer >= 1")
-        mss = self.min_samples_split
-        if is_int(mss) and mss >= 2:
-            mss = int(mss)
-        elif is_real(mss) and not is_int(mss) and 0.0 < mss <= 1.0:
-            mss = max(2, math.ceil(mss * n_samples))
-        else:
-            bad("min_samples_split", mss, "an integer >= 2 or a fraction in (0, 1]")
-        msl = self.min_samples_leaf
-        if is_int(msl) and msl >= 1:
-            msl = int(msl)
-        elif is_real(msl) and not is_int(msl) and 0.0 < msl < 1.0:
-            msl = math.ceil(msl * n_samples)
-        else:
-            bad("min_samples_leaf", msl, "an integer >= 1 or a fraction in (0, 1)")
-        mwf = self.min_weight_fraction_leaf
-        if not (is_real(mwf) and 0.0 <= mwf <= 0.5):
-            bad("min_weight_fraction_leaf", mwf, "a number in [0, 0.5]")
-        mf = self.max_features
-        if mf is None:
-            mf = n_features
-        elif isinstance(mf, str) and mf in ("sqrt", "log2"):
-            mf = max(1, int((np.sqrt if mf == "sqrt" else np.log2)(n_features)))
-        elif is_int(mf) and mf >= 1:
-            mf = int(mf)
-        elif is_real(mf) and not is_int(mf) and 0.0 < mf <= 1.0:
-            mf = max(1, int(mf * n_features))
-        else:
-            bad("max_features", mf, "None, 'sqrt', 'log2', an integer >= 1 or a fraction in (0, 1]")
-        rs = self.random_state
-        if rs is not None and not (is_int(rs) and rs >= 0):
-            bad("random_state", rs, "None or an integer >= 0")
-        mln = self.max_leaf_nodes
-        if mln is not None and not (is_int(mln) and mln >= 2):
-            bad("max_leaf_nodes", mln, "None or an integer >= 2")
-        mid = self.min_impurity_decrease
-        if not (is_real(mid) and mid >= 0.0 and math.isfinite(mid)):
-            bad("min_impurity_decrease", mid, "a finite number >= 0")
-        ca = self.ccp_alpha
-        if not (ca == "cv" or (is_real(ca) and ca >= 0.0)):
-            bad("ccp_alpha", ca, "a number >= 0 or 'cv'")
+        g = check_growth(self, n_samples, n_features)
+        check_pruning(self, n_samples)
         if self.missing not in ("learned", "surrogate"):
             bad("missing", self.missing, "'learned' or 'surrogate'")
         ms = self.max_surrogates
         if not (is_int(ms) and ms >= 0):
             bad("max_surrogates", ms, "an integer >= 0")
-        cf = self.cv_folds
-        if not (is_int(cf) and cf >= 2) or (ca == "cv" and cf > n_samples):
-            bad("cv_folds", cf, f"an integer in 2..{n_samples} (the number of rows)")
-        if not isinstance(self.one_se_rule, (bool, np.bool_)):
-            bad("one_se_rule", self.one_se_rule, "True or False")
-        return mss, msl, mf
+        return g.min_samples_split, g.min_samples_leaf, g.max_features
 
     # -- fit / predict -------------------------------------------------------------
 

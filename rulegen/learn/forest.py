@@ -19,7 +19,6 @@ lowest class index), and ``predict_proba`` is then the share of votes.
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass
 
@@ -33,9 +32,11 @@ from rulegen.learn.base import (
     Estimator,
     RegressorMixin,
     bad,
+    check_growth,
     is_int,
     is_real,
     make_model,
+    resolve_max_features,
 )
 from rulegen.learn.builder import (
     GrowthLimits,
@@ -48,22 +49,6 @@ from rulegen.learn.importance import impurity_importances, r2
 from rulegen.learn.oblique import ObliqueSplitFinder, input_scale
 
 # --- parameters shared with AdaBoost ---------------------------------------------------
-
-
-def resolve_max_features(mf, p: int, name: str = "max_features") -> int:
-    """How many of ``p`` candidates a node draws: None (all), "sqrt", "log2", "log2+1"
-    (Breiman's int(log2 p + 1)), a count (capped at p) or a fraction of p."""
-    if mf is None:
-        return p
-    if isinstance(mf, str) and mf in ("sqrt", "log2", "log2+1"):
-        k = {"sqrt": int(math.sqrt(p)), "log2": int(math.log2(p)),
-             "log2+1": int(math.log2(p)) + 1}[mf]
-        return max(1, min(k, p))
-    if is_int(mf) and mf >= 1:
-        return min(int(mf), p)
-    if is_real(mf) and not is_int(mf) and 0.0 < mf <= 1.0:
-        return max(1, int(mf * p))
-    bad(name, mf, "None, 'sqrt', 'log2', 'log2+1', an integer >= 1 or a fraction in (0, 1]")
 
 
 @dataclass(frozen=True)
@@ -84,39 +69,15 @@ def tree_spec(est, n: int, p: int, criteria: dict, width: int) -> TreeSpec:
         bad("criterion", est.criterion, " or ".join(map(repr, criteria)))
     if est.splitter not in ("best", "random"):
         bad("splitter", est.splitter, "'best' or 'random'")
-    md = est.max_depth
-    if md is not None and not (is_int(md) and md >= 1):
-        bad("max_depth", md, "None or an integer >= 1")
-    mss = est.min_samples_split
-    if is_int(mss) and mss >= 2:
-        mss = int(mss)
-    elif is_real(mss) and not is_int(mss) and 0.0 < mss <= 1.0:
-        mss = max(2, math.ceil(mss * n))
-    else:
-        bad("min_samples_split", mss, "an integer >= 2 or a fraction in (0, 1]")
-    msl = est.min_samples_leaf
-    if is_int(msl) and msl >= 1:
-        msl = int(msl)
-    elif is_real(msl) and not is_int(msl) and 0.0 < msl < 1.0:
-        msl = math.ceil(msl * n)
-    else:
-        bad("min_samples_leaf", msl, "an integer >= 1 or a fraction in (0, 1)")
-    mwf = est.min_weight_fraction_leaf
-    if not (is_real(mwf) and 0.0 <= mwf <= 0.5):
-        bad("min_weight_fraction_leaf", mwf, "a number in [0, 0.5]")
-    mln = est.max_leaf_nodes
-    if mln is not None and not (is_int(mln) and mln >= 2):
-        bad("max_leaf_nodes", mln, "None or an integer >= 2")
-    mid = est.min_impurity_decrease
-    if not (is_real(mid) and mid >= 0.0 and math.isfinite(mid)):
-        bad("min_impurity_decrease", mid, "a finite number >= 0")
-    rs = est.random_state
-    if rs is not None and not (is_int(rs) and rs >= 0):
-        bad("random_state", rs, "None or an integer >= 0")
-    limits = GrowthLimits(max_depth=md, min_samples_split=max(mss, 2 * msl), min_samples_leaf=msl,
-                          min_impurity_decrease=float(mid), max_leaf_nodes=mln)
-    return TreeSpec(criteria[est.criterion](width), est.splitter,
-                    resolve_max_features(est.max_features, p), msl, float(mwf), limits)
+    g = check_growth(est, n, p)
+    msl = g.min_samples_leaf
+    limits = GrowthLimits(max_depth=est.max_depth,
+                          min_samples_split=max(g.min_samples_split, 2 * msl),
+                          min_samples_leaf=msl,
+                          min_impurity_decrease=float(est.min_impurity_decrease),
+                          max_leaf_nodes=est.max_leaf_nodes)
+    return TreeSpec(criteria[est.criterion](width), est.splitter, g.max_features, msl,
+                    g.min_weight_fraction_leaf, limits)
 
 
 def check_progress(progress):

@@ -30,7 +30,13 @@ import math
 import numpy as np
 
 from rulegen.ir.nodes import Leaf, Tree
-from rulegen.learn.base import ClassifierMixin, RegressorMixin, bad, is_int, is_real
+from rulegen.learn.base import (
+    ClassifierMixin,
+    RegressorMixin,
+    bad,
+    check_growth,
+    is_real,
+)
 from rulegen.learn.boosting import (
     BoostingEstimator,
     check_count,
@@ -88,45 +94,10 @@ class _GradientBoosting(BoostingEstimator):
         lr = self.learning_rate
         if not (is_real(lr) and 0.0 < lr and math.isfinite(lr)):
             bad("learning_rate", lr, "a finite number > 0")
-        check_count("max_depth", self.max_depth, none_ok=True)
-        mss = self.min_samples_split
-        if is_int(mss) and mss >= 2:
-            mss = int(mss)
-        elif is_real(mss) and not is_int(mss) and 0.0 < mss <= 1.0:
-            mss = max(2, math.ceil(mss * n))
-        else:
-            bad("min_samples_split", mss, "an integer >= 2 or a fraction in (0, 1]")
-        msl = self.min_samples_leaf
-        if is_int(msl) and msl >= 1:
-            msl = int(msl)
-        elif is_real(msl) and not is_int(msl) and 0.0 < msl < 1.0:
-            msl = math.ceil(msl * n)
-        else:
-            bad("min_samples_leaf", msl, "an integer >= 1 or a fraction in (0, 1)")
-        mwf = self.min_weight_fraction_leaf
-        if not (is_real(mwf) and 0.0 <= mwf <= 0.5):
-            bad("min_weight_fraction_leaf", mwf, "a number in [0, 0.5]")
-        mf = self.max_features
-        if mf is None:
-            mf = p
-        elif isinstance(mf, str) and mf in ("sqrt", "log2"):
-            mf = max(1, int((np.sqrt if mf == "sqrt" else np.log2)(p)))
-        elif is_int(mf) and mf >= 1:
-            mf = int(mf)
-        elif is_real(mf) and not is_int(mf) and 0.0 < mf <= 1.0:
-            mf = max(1, int(mf * p))
-        else:
-            bad("max_features", mf, "None, 'sqrt', 'log2', an integer >= 1 or a fraction in (0, 1]")
-        check_count("max_leaf_nodes", self.max_leaf_nodes, low=2, none_ok=True)
-        mid = self.min_impurity_decrease
-        if not (is_real(mid) and mid >= 0.0 and math.isfinite(mid)):
-            bad("min_impurity_decrease", mid, "a finite number >= 0")
+        g = check_growth(self, n, p)
         tol = self.tol
         if not (is_real(tol) and tol >= 0.0 and math.isfinite(tol)):
             bad("tol", tol, "a finite number >= 0")
-        rs = self.random_state
-        if rs is not None and not (is_int(rs) and rs >= 0):
-            bad("random_state", rs, "None or an integer >= 0")
         vf = self.validation_fraction
         if not (is_real(vf) and 0.0 < vf < 1.0):
             bad("validation_fraction", vf, "a number in (0, 1)")
@@ -134,8 +105,9 @@ class _GradientBoosting(BoostingEstimator):
                 "tree_weight": float(lr), "subsample": check_fraction("subsample", self.subsample),
                 "patience": check_count("n_iter_no_change", self.n_iter_no_change, none_ok=True),
                 "tol": float(tol), "validation_fraction": float(vf), "keep_best": False,
-                "base_score": None, "min_samples_split": mss, "min_samples_leaf": msl,
-                "max_features": mf}
+                "base_score": None, "min_samples_split": g.min_samples_split,
+                "min_samples_leaf": g.min_samples_leaf,
+                "max_features": g.max_features}
 
     def _tree_fitter(self, data, loss, rng, settings):
         msl, mf = settings["min_samples_leaf"], settings["max_features"]

@@ -145,37 +145,14 @@ class ObliqueSplitFinder(NumericSplitFinder):
 
     def _search(self, V: np.ndarray, rows: np.ndarray):
         """Best (candidate, threshold, missing_left) over the rows of V, or None."""
-        F, n = V.shape
+        n = V.shape[1]
         order = np.argsort(V, axis=1, kind="stable")  # NaN (missing) sorts last
         Vs = np.take_along_axis(V, order, axis=1)
         S = rows[order]
         nm = np.isnan(V).sum(axis=1)
         nn = n - nm
-        i = np.arange(1, n)
         boundary = Vs[:, 1:] > Vs[:, :-1]
-        # pass 1: missing rows right; i == nn is "every present row left"
-        wl, wr, proxy = self.criterion.prefix_proxy(self.T, self.w, S)
-        all_left = (i == nn[:, None]) & (nm[:, None] > 0)
-        valid = (boundary | all_left) & self._leaf_ok(n, i, wl, wr)
-        p1 = np.where(valid, proxy, -np.inf)
-        pos = p1.argmax(axis=1)
-        val = p1[np.arange(F), pos]
-        left_pass = np.zeros(F, dtype=bool)
-        miss = np.flatnonzero((nm > 0) & (nn > 1))
-        if miss.size:
-            # pass 2: missing rows first (left), then the present rows in order
-            rot = (np.arange(n)[None, :] + nn[miss, None]) % n
-            S2 = np.take_along_axis(S[miss], rot, axis=1)
-            wl2, wr2, proxy2 = self.criterion.prefix_proxy(self.T, self.w, S2)
-            j = i[None, :] - nm[miss, None]  # present rows on the left
-            ok_j = np.take_along_axis(boundary[miss], np.clip(j - 1, 0, n - 2), axis=1)
-            valid2 = (j >= 1) & (j <= nn[miss, None] - 1) & ok_j & self._leaf_ok(n, i, wl2, wr2)
-            p2 = np.where(valid2, proxy2, -np.inf)
-            pos2 = p2.argmax(axis=1)
-            val2 = p2[np.arange(miss.size), pos2]
-            better = val2 > val[miss]
-            sel = miss[better]
-            val[sel], pos[sel], left_pass[sel] = val2[better], pos2[better], True
+        val, pos, left_pass = self._two_pass(S, boundary, nm, nn)
         r = int(val.argmax())
         if val[r] == -np.inf:
             return None

@@ -11,7 +11,7 @@ import numpy as np
 
 from rulegen.errors import LearnerError
 from rulegen.ir.nodes import Leaf, Model, Split
-from rulegen.learn.base import is_int
+from rulegen.learn.base import bad, is_int, is_real
 from rulegen.learn.pruning import (
     _node_outputs,
     _node_values,
@@ -165,6 +165,19 @@ def choose_alpha_cv(estimator, X, y, *, cv: int = 10, one_se: bool = False, rand
     full.fit(X, y, sample_weight, **fit_params)
     return cv_search(estimator, X, y, sample_weight, fit_params, full.model_, full.node_values_,
                      cv, one_se, random_state)
+
+
+def check_pruning(est, n: int) -> None:
+    """The pruning parameters an estimator carries: ``ccp_alpha`` (a number >= 0 or
+    ``"cv"``), ``cv_folds`` (at most the rows when used), ``one_se_rule``."""
+    ca = est.ccp_alpha
+    if not (ca == "cv" or (is_real(ca) and ca >= 0.0)):
+        bad("ccp_alpha", ca, "a number >= 0 or 'cv'")
+    cf = est.cv_folds
+    if not (is_int(cf) and cf >= 2) or (ca == "cv" and cf > n):
+        bad("cv_folds", cf, f"an integer in 2..{n} (the number of rows)")
+    if not isinstance(est.one_se_rule, (bool, np.bool_)):
+        bad("one_se_rule", est.one_se_rule, "True or False")
 
 
 def post_prune(est, X, y, sample_weight, cat_labels: dict, tree, values, make):

@@ -67,7 +67,7 @@ from rulegen.learn.base import (
 )
 from rulegen.learn.builder import GrowthLimits, NodeWork, Partition, TreeBuilder
 from rulegen.learn.criteria import Gini
-from rulegen.learn.pruning_cv import post_prune
+from rulegen.learn.pruning_cv import check_pruning, post_prune
 from rulegen.learn.quest_split import (
     anova_pvalues,
     chi2_pvalue,
@@ -364,13 +364,6 @@ class QUESTClassifier(ClassifierMixin, Estimator):
             bad("min_samples_leaf", self.min_samples_leaf, "an integer >= 1")
         if not (is_int(self.max_surrogates) and self.max_surrogates >= 0):
             bad("max_surrogates", self.max_surrogates, "an integer >= 0")
-        ca = self.ccp_alpha
-        if not (ca == "cv" or (is_real(ca) and ca >= 0.0)):
-            bad("ccp_alpha", ca, "a number >= 0 or 'cv'")
-        if not (is_int(self.cv_folds) and self.cv_folds >= 2):
-            bad("cv_folds", self.cv_folds, "an integer >= 2")
-        if not isinstance(self.one_se_rule, (bool, np.bool_)):
-            bad("one_se_rule", self.one_se_rule, "True or False")
         rs = self.random_state
         if rs is not None and not (is_int(rs) and rs >= 0):
             bad("random_state", rs, "None or an integer >= 0 (seeds the folds of ccp_alpha=cv)")
@@ -387,6 +380,7 @@ class QUESTClassifier(ClassifierMixin, Estimator):
         self._check_params()
         X32, names = self._check_X(X, feature_names)
         n, p = X32.shape
+        check_pruning(self, n)
         cat_labels = self._check_categorical(X32, names, categorical_features, categories)
         codes, target, fitted = self._encode_y(y, n)
         X64 = np.asarray(X)
