@@ -126,6 +126,31 @@ CATALOG: dict[str, LearnerInfo] = {
          "early_stopping_rounds": "stop after this many rounds without a better validation "
                                   "loss, keeping the best (None: no early stopping)",
          "random_state": "seed for all sampling"}),
+    "lightgbm_style": LearnerInfo(
+        "lightgbm_style", "histogram (LightGBM-style) boosting: binned features, leaf-wise "
+        "growth, histogram subtraction, gradient-sorted categorical splits",
+        "rulegen.learn.lgbm:LightGBMStyleClassifier", "rulegen.learn.lgbm:LightGBMStyleRegressor",
+        {"n_estimators": "boosting rounds (one tree per class per round past two classes)",
+         "learning_rate": "shrinkage, folded into the leaf values",
+         "num_leaves": "leaves per tree, grown leaf-wise (largest gain first)",
+         "max_depth": "deepest level a leaf may have (None: no limit)",
+         "min_child_samples": "fewest training rows in a leaf",
+         "min_child_weight": "smallest hessian sum in a leaf",
+         "reg_lambda": "L2 penalty on leaf values",
+         "min_split_gain": "a split must gain more than this (LightGBM's gain scale)",
+         "max_bin": "most bins per numeric feature (the missing bin included)",
+         "subsample": "share of rows drawn every round",
+         "colsample_bytree": "share of features drawn for every tree",
+         "cat_smooth": "categories are sorted by G/(H+cat_smooth)",
+         "cat_l2": "extra L2 penalty for categorical splits",
+         "max_cat_threshold": "most categories on the set side of a split",
+         "min_data_per_group": "fewest rows per group of categories between candidate cuts",
+         "max_cat_to_onehot": "features with at most this many categories split one category "
+                              "against the rest",
+         "validation_fraction": "share of rows held out for early stopping",
+         "early_stopping_rounds": "stop after this many rounds without a better validation "
+                                  "loss, keeping the best (None: no early stopping)",
+         "random_state": "seed for sampling, the validation split and the bin sample"}),
     "id3": LearnerInfo(
         "id3", "ID3: information gain, one branch per category, categorical features only",
         "rulegen.learn.id3:ID3Classifier", None,
