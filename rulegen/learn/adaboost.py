@@ -143,10 +143,7 @@ class AdaBoostClassifier(ClassifierMixin, Estimator):
         trees = [Tree(t.nodes, weight=a) for t, a in zip(trees, alphas)]
         self.model_ = make_model(names, cat_labels, target, trees, "adaboost", self.get_params(),
                                  n, aggregation="vote")
-        for name, value in fitted.items():
-            setattr(self, name, value)
-        self.n_features_in_ = p
-        self.feature_names_in_ = names
+        self._set_fitted(fitted, names)
         self.estimator_weights_ = np.asarray(alphas)
         self.estimator_errors_ = np.asarray(errors)
         self.n_estimators_ = len(trees)

@@ -43,6 +43,18 @@ def bad(name, value, expected):
 
 
 
+
+def check_seed(rs, name: str = "random_state") -> None:
+    if rs is not None and not (is_int(rs) and rs >= 0):
+        bad(name, rs, "None or an integer >= 0")
+
+
+def check_open_fraction(value, name: str) -> float:
+    """A share strictly between 0 and 1 (e.g. ``validation_fraction``)."""
+    if not (is_real(value) and 0.0 < value < 1.0):
+        bad(name, value, "a number in (0, 1)")
+    return float(value)
+
 class Growth(NamedTuple):
     """CART's growth parameters, checked and resolved for n rows and p features."""
 
@@ -100,9 +112,7 @@ def check_growth(est, n: int, p: int) -> Growth:
     mid = est.min_impurity_decrease
     if not (is_real(mid) and mid >= 0.0 and math.isfinite(mid)):
         bad("min_impurity_decrease", mid, "a finite number >= 0")
-    rs = est.random_state
-    if rs is not None and not (is_int(rs) and rs >= 0):
-        bad("random_state", rs, "None or an integer >= 0")
+    check_seed(est.random_state)
     return Growth(mss, msl, float(mwf), mf)
 
 def make_model(names, cat_labels: dict, target: Target, trees, algorithm: str, params: dict,
@@ -241,6 +251,14 @@ class Estimator:
             else:
                 out[j] = tuple(range(max(top, 1)))
         return out
+
+    def _set_fitted(self, fitted: dict, names) -> None:
+        """The attributes every fitted estimator has: the target's (``classes_``...),
+        ``n_features_in_`` and ``feature_names_in_``."""
+        for name, value in fitted.items():
+            setattr(self, name, value)
+        self.n_features_in_ = len(names)
+        self.feature_names_in_ = tuple(names)
 
     def _fitted(self) -> Model:
         if not hasattr(self, "model_"):

@@ -241,10 +241,7 @@ class BoostingEstimator(Estimator):
         self.model_ = make_model(names, cat_labels, target, result.trees, self._algorithm,
                                  self.get_params(), n, link=loss.link,
                                  base_score=tuple(float(b) for b in result.base_score))
-        for name, value in fitted.items():
-            setattr(self, name, value)
-        self.n_features_in_ = p
-        self.feature_names_in_ = names
+        self._set_fitted(fitted, names)
         self.loss_ = loss  # as left by the last round (Huber: its last delta)
         self.n_estimators_ = result.n_rounds
         self.train_score_ = np.asarray(result.train_loss)

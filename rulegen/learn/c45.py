@@ -89,7 +89,7 @@ class C45Classifier(ClassifierMixin, Estimator):
         ``categories`` optionally maps a column to its labels (code i is ``labels[i]``)
         and so fixes its number of branches."""
         X32, names = self._check_X(X, feature_names)
-        n, p = X32.shape
+        n, _ = X32.shape
         cat_labels = self._check_categorical(X32, names, categorical_features, categories)
         self._check_params()
         codes, target, fitted = self._encode_y(y, n)
@@ -105,10 +105,7 @@ class C45Classifier(ClassifierMixin, Estimator):
             tree.prune(bool(self.subtree_raising))
         self.model_ = make_model(names, cat_labels, target, _to_ir(tree, nominal), "c45",
                                  self.get_params(), n)
-        for name, value in fitted.items():
-            setattr(self, name, value)
-        self.n_features_in_ = p
-        self.feature_names_in_ = names
+        self._set_fitted(fitted, names)
         return self
 
     def _grow(self, X, y, w, n_classes, nominal) -> C45Tree:

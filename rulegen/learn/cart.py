@@ -149,10 +149,7 @@ class _BaseTree(Estimator):
             lambda t: make_model(names, cat_labels, target, t, "cart", self.get_params(), n))
         # each node's value as a leaf (the IR keeps none on splits): for pruning later
         self.node_values_ = tuple(values)
-        for name, value in fitted.items():
-            setattr(self, name, value)
-        self.n_features_in_ = p
-        self.feature_names_in_ = names
+        self._set_fitted(fitted, names)
         return self
 
     def cost_complexity_pruning_path(self, X, y, sample_weight=None, **fit_params):

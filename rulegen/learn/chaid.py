@@ -239,10 +239,7 @@ class _CHAID(Estimator):
         tree, infos = grow(np.flatnonzero(w > 0), summary, search.choose)
         self.model_ = make_model(names, cat_labels, target, tree, "chaid", self.get_params(), n)
         self.splits_ = {nid: {"name": names[i["feature"]], **i} for nid, i in infos.items()}
-        for name, value in fitted.items():
-            setattr(self, name, value)
-        self.n_features_in_ = p
-        self.feature_names_in_ = names
+        self._set_fitted(fitted, names)
         return self
 
 

@@ -217,10 +217,7 @@ class _BaseForest(Estimator):
         aggregation = "vote" if self._classifier and self.voting == "hard" else "mean"
         self.model_ = make_model(names, cat_labels, target, trees, "random_forest",
                                  self.get_params(), n, aggregation=aggregation)
-        for name, value in fitted.items():
-            setattr(self, name, value)
-        self.n_features_in_ = p
-        self.feature_names_in_ = names
+        self._set_fitted(fitted, names)
         self.input_scale_ = scale
         self.feature_importances_ = impurity_importances(self.model_, scale=scale)
         if oob is not None:

@@ -35,6 +35,7 @@ from rulegen.learn.base import (
     RegressorMixin,
     bad,
     check_growth,
+    check_open_fraction,
     is_real,
 )
 from rulegen.learn.boosting import (
@@ -98,9 +99,7 @@ class _GradientBoosting(BoostingEstimator):
         tol = self.tol
         if not (is_real(tol) and tol >= 0.0 and math.isfinite(tol)):
             bad("tol", tol, "a finite number >= 0")
-        vf = self.validation_fraction
-        if not (is_real(vf) and 0.0 < vf < 1.0):
-            bad("validation_fraction", vf, "a number in (0, 1)")
+        vf = check_open_fraction(self.validation_fraction, "validation_fraction")
         return {"n_estimators": check_count("n_estimators", self.n_estimators),
                 "tree_weight": float(lr), "subsample": check_fraction("subsample", self.subsample),
                 "patience": check_count("n_iter_no_change", self.n_iter_no_change, none_ok=True),

@@ -200,8 +200,5 @@ class ID3Classifier(ClassifierMixin, Estimator):
                               "gain": i["gain"],
                               "gains": {names[j]: g for j, g in i["gains"].items()}}
                         for nid, i in infos.items()}
-        for name, value in fitted.items():
-            setattr(self, name, value)
-        self.n_features_in_ = p
-        self.feature_names_in_ = names
+        self._set_fitted(fitted, names)
         return self

@@ -33,7 +33,14 @@ import math
 
 import numpy as np
 
-from rulegen.learn.base import ClassifierMixin, RegressorMixin, bad, is_int, is_real
+from rulegen.learn.base import (
+    ClassifierMixin,
+    RegressorMixin,
+    bad,
+    check_open_fraction,
+    check_seed,
+    is_real,
+)
 from rulegen.learn.binning import bin_features
 from rulegen.learn.boosting import BoostingEstimator, check_count, check_fraction
 from rulegen.learn.builder import GrowthLimits, TreeBuilder
@@ -103,12 +110,8 @@ class _LightGBMStyle(BoostingEstimator):
         check_count("max_cat_threshold", self.max_cat_threshold)
         check_count("min_data_per_group", self.min_data_per_group, low=0)
         check_count("max_cat_to_onehot", self.max_cat_to_onehot, low=0)
-        rs = self.random_state
-        if rs is not None and not (is_int(rs) and rs >= 0):
-            bad("random_state", rs, "None or an integer >= 0")
-        vf = self.validation_fraction
-        if not (is_real(vf) and 0.0 < vf < 1.0):
-            bad("validation_fraction", vf, "a number in (0, 1)")
+        check_seed(self.random_state)
+        vf = check_open_fraction(self.validation_fraction, "validation_fraction")
         return {"n_estimators": check_count("n_estimators", self.n_estimators),
                 "tree_weight": 1.0, "subsample": check_fraction("subsample", self.subsample),
                 "colsample_bytree": check_fraction("colsample_bytree", self.colsample_bytree),

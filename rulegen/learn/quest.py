@@ -379,7 +379,7 @@ class QUESTClassifier(ClassifierMixin, Estimator):
                                "them)")
         self._check_params()
         X32, names = self._check_X(X, feature_names)
-        n, p = X32.shape
+        n = X32.shape[0]
         check_pruning(self, n)
         cat_labels = self._check_categorical(X32, names, categorical_features, categories)
         codes, target, fitted = self._encode_y(y, n)
@@ -405,8 +405,5 @@ class QUESTClassifier(ClassifierMixin, Estimator):
             self, X, y, None, cat_labels, tree, builder.node_values,
             lambda t: make_model(names, cat_labels, target, t, "quest", self.get_params(), n))
         self.node_values_ = tuple(values)
-        for name, value in fitted.items():
-            setattr(self, name, value)
-        self.n_features_in_ = p
-        self.feature_names_in_ = names
+        self._set_fitted(fitted, names)
         return self

@@ -27,7 +27,14 @@ import math
 
 import numpy as np
 
-from rulegen.learn.base import ClassifierMixin, RegressorMixin, bad, is_int, is_real
+from rulegen.learn.base import (
+    ClassifierMixin,
+    RegressorMixin,
+    bad,
+    check_open_fraction,
+    check_seed,
+    is_real,
+)
 from rulegen.learn.boosting import (
     BoostingEstimator,
     check_count,
@@ -85,12 +92,8 @@ class _NewtonBoosting(BoostingEstimator):
         if self.tree_method not in ("exact", "approx"):
             bad("tree_method", self.tree_method, "'exact' or 'approx'")
         check_count("max_bin", self.max_bin, low=2)
-        rs = self.random_state
-        if rs is not None and not (is_int(rs) and rs >= 0):
-            bad("random_state", rs, "None or an integer >= 0")
-        vf = self.validation_fraction
-        if not (is_real(vf) and 0.0 < vf < 1.0):
-            bad("validation_fraction", vf, "a number in (0, 1)")
+        check_seed(self.random_state)
+        vf = check_open_fraction(self.validation_fraction, "validation_fraction")
         bs = self.base_score
         if bs is not None and not (is_real(bs) and math.isfinite(bs)):
             bad("base_score", bs, "None or a finite number")
