@@ -1,5 +1,6 @@
 """The classic learners side by side: 10-fold cross-validated accuracy and fit time of every
-rulegen classifier on the datasets in ../shared/data, beside scikit-learn's DecisionTreeClassifier.
+single-tree rulegen classifier (CART, C4.5, ID3, CHAID, QUEST) on the datasets in ../shared/data,
+beside scikit-learn's DecisionTreeClassifier (ensembles: bench_ensembles.py).
 
     python benchmarks/bench_learners.py                      # every dataset, 10 folds
     python benchmarks/bench_learners.py --datasets iris,vote --folds 5
@@ -87,11 +88,13 @@ def quartiles(train, test, cats):
     return train, test
 
 
-def run(name, X, y, names, cats, k, seed):
+CLASSIC = ("cart", "c45", "id3", "chaid", "quest")  # single trees; ensembles: bench_ensembles
+
+
+def run(name, X, y, names, cats, k, seed, chosen=CLASSIC):
     fold = folds(y, k, seed)
     rows = {}
-    learners = [(n, info.estimator_class("classification")) for n, info in CATALOG.items()
-                if info.classifier]
+    learners = [(n, CATALOG[n].estimator_class("classification")) for n in chosen]
     from sklearn.tree import DecisionTreeClassifier as SkTree
     learners.append(("sklearn", None))
     for lname, cls in learners:
@@ -142,13 +145,16 @@ def main() -> int:
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--folds", type=int, default=10)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--learners", default=",".join(CLASSIC),
+                    help="catalog names (classifiers); default: the single-tree learners")
     ap.add_argument("--write", action="store_true", help="update docs/BENCHMARKS.md")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     results = {}
     for name in args.datasets.split(","):
         X, y, names, cats = load(name)
-        results[name] = (X.shape, run(name, X, y, names, cats, args.folds, args.seed))
+        results[name] = (X.shape, run(name, X, y, names, cats, args.folds, args.seed,
+                                      args.learners.split(",")))
     learners = list(next(iter(results.values()))[1])
     import sklearn
     header = (f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
