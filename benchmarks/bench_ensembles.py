@@ -11,7 +11,9 @@ peak resident set above what loading the data took (ru_maxrss), comparable acros
 whatever allocator they use. Data are read as `rulegen fit` reads a CSV (text columns become
 category codes, empty cells NaN); rows whose target is missing are dropped; a seeded 80/20
 split. rulegen, HistGradientBoosting and LightGBM get the categorical columns as categorical;
-the others see their codes as numbers. Ratios are rulegen's time (or memory) over the peer's.
+the others see their codes as numbers. scikit-learn's GradientBoosting and AdaBoost refuse NaN,
+so they get each column's training median in its place. Ratios are rulegen's time over the
+peer's.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ PAIRS = {
     "hgb": ("lightgbm_style", "sklearn_hgb"),
 }
 N_TREES = 100
+NO_NAN = ("sklearn_gb", "sklearn_ada")  # peers that cannot take missing values
 
 
 def load(name):
@@ -131,6 +134,10 @@ def worker(spec):
 
     Xtr, ytr, Xte, yte, cats, task = load(spec["dataset"])
     est, fit_kw = make(spec["lib"], task, cats, spec)  # imports the library first
+    if spec["lib"] in NO_NAN and np.isnan(Xtr).any():
+        # these scikit-learn estimators refuse NaN: they get the training medians instead
+        med = np.nanmedian(Xtr, axis=0)
+        Xtr, Xte = np.where(np.isnan(Xtr), med, Xtr), np.where(np.isnan(Xte), med, Xte)
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t0 = time.perf_counter()
     est.fit(Xtr, ytr, **fit_kw)
@@ -149,7 +156,7 @@ def run(spec, timeout):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
     try:
         out = subprocess.run([sys.executable, __file__, "--worker", json.dumps(spec)], env=env,
-                             capture_output=True, text=True, timeout=timeout)
+                             capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         return {"error": f"over {timeout}s"}
     if out.returncode != 0:
