@@ -70,7 +70,7 @@ CATALOG: dict[str, LearnerInfo] = {
                          "fraction",
          "bootstrap": "grow each tree on a bootstrap sample (false: on all rows)",
          "max_samples": "bootstrap sample size: None (n rows), a count or a fraction",
-         "oob_score": "compute the out-of-bag score (printed by the API as oob_score_)",
+         "oob_score": "compute the out-of-bag score (oob_score_ in the API)",
          "splitter": "best, or random (Extra-Trees with bootstrap=false)",
          "split": "axis (Forest-RI) or oblique (Forest-RC: random linear combinations)",
          "n_combined": "Forest-RC: inputs per combination (L)",
@@ -200,6 +200,10 @@ CATALOG: dict[str, LearnerInfo] = {
          "random_state": "seed for the folds of ccp_alpha=cv"}),
 }
 
+# single trees first, then ensembles: the order of `fit --help` (any other entry follows)
+_ORDER = ("cart", "c45", "id3", "chaid", "quest", "random_forest", "adaboost",
+          "gradient_boosting", "xgboost_style", "lightgbm_style")
+CATALOG = {**{name: CATALOG[name] for name in _ORDER if name in CATALOG}, **CATALOG}
 
 def parameters(info: LearnerInfo) -> dict[str, dict[str, object]]:
     """Every parameter of the learner's estimators: name -> {task: default}."""
