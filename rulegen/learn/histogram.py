@@ -328,6 +328,13 @@ class HistogramSplitFinder:
             family.kids.append(st)
         return st
 
+    def release(self) -> None:
+        """Drop every node's histogram and family once the tree is done: siblings and
+        their family refer to one another, so without this the histograms would wait for
+        the cycle collector and pile up over the rounds (tens of MB on small data)."""
+        for st in self.summarized:
+            st.hist = st.family = None
+
     def root(self, rows) -> NodeWork:
         rows = np.asarray(rows, dtype=np.intp)
         self.root_rows = rows

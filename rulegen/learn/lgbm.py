@@ -145,6 +145,7 @@ class _LightGBMStyle(BoostingEstimator):
             finder = HistogramSplitFinder(bins, feats, gw, hw, w, params, scale=eta)
             tree = TreeBuilder(finder, finder.summarize, limits).build(finder.root(rows))
             out = finder.leaf_values(tree, n)
+            finder.release()
             if self._raw is None:  # the round-0 scores are the base score
                 self._raw = stage.raw.copy()
             k = stage.output
