@@ -134,7 +134,8 @@ CATALOG: dict[str, LearnerInfo] = {
          "learning_rate": "shrinkage, folded into the leaf values",
          "num_leaves": "leaves per tree, grown leaf-wise (largest gain first)",
          "max_depth": "deepest level a leaf may have (None: no limit)",
-         "min_child_samples": "fewest training rows in a leaf",
+         "min_child_samples": "fewest training rows in a leaf (classification: estimated "
+                              "from hessians, as LightGBM)",
          "min_child_weight": "smallest hessian sum in a leaf",
          "reg_lambda": "L2 penalty on leaf values",
          "min_split_gain": "a split must gain more than this (LightGBM's gain scale)",

@@ -112,7 +112,7 @@ def _children_score(GL, HL, GR, HR, lam, guard):
     return s
 
 
-def best_numeric(hist, n_bins, G, H, C, p: SplitParams, h_const=None):
+def best_numeric(hist, n_bins, G, H, C, p: SplitParams, h_const=None, estimated=False):
     """Per feature of ``hist`` (3, q, width): (gain, bin b, missing_left); gain -inf where
     no split is allowed. b == n_bins - 1 means every value left, missing right. ``h_const``:
     the hessian row is the count row times it."""
@@ -136,8 +136,14 @@ def best_numeric(hist, n_bins, G, H, C, p: SplitParams, h_const=None):
     # reverse scan, which also wins ties against the missing-right pass below
     GL, HL, CL = cG + Gm, cH + Hm, cC + Cm
     HR = H - HL
+    CR = C - CL
+    if estimated:
+        # LightGBM scans this pass from the top bin down: the right side's count is the
+        # sum of its bins' estimates and the left side gets the rest
+        CR = cC[:, -1:] - cC
+        CL = C - CR
     v = _children_score(GL, HL, G - GL, HR, lam, guard)
-    ok = (j < nb - 1) & _admissible(CL, HL, C - CL, HR, min_count, mcw)
+    ok = (j < nb - 1) & _admissible(CL, HL, CR, HR, min_count, mcw)
     v[~ok] = -np.inf
     pos = (top - 1) - v[:, ::-1].argmax(axis=1)
     best = v[r, pos]
@@ -375,13 +381,20 @@ class HistogramSplitFinder:
         st = node.state
         hist = self.histogram(st)
         G, H, C = st.G, st.H, float(len(st.rows))
+        estimated = self.h_const is None and H > 0
+        if estimated:
+            # as LightGBM: with varying hessians a bin's row count is estimated from its
+            # hessian (the node's rows per unit of hessian, rounded half up)
+            hist = hist.copy()
+            hist[2] = np.floor(hist[1] * (C / H) + 0.5)
         usable = np.ones(len(self.feats), dtype=bool) if st.usable is None else st.usable
         gains = np.full(len(self.feats), -np.inf)
         found = []  # (gain, local feature, how, missing_left)
         num = np.flatnonzero(~self.is_cat & usable)
         if num.size:
             sub = hist if num.size == len(self.feats) else hist[:, num]
-            vals, pos, left = best_numeric(sub, self.n_bins[num], G, H, C, self.p, self.h_const)
+            vals, pos, left = best_numeric(sub, self.n_bins[num], G, H, C, self.p, self.h_const,
+                                           estimated)
             gains[num] = vals
             top = vals.max()
             if top > -np.inf:
