@@ -24,10 +24,14 @@ import os
 import platform
 import re
 import resource
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
@@ -51,8 +55,6 @@ NO_NAN = ("sklearn_gb", "sklearn_ada")  # peers that cannot take missing values
 
 
 def load(name):
-    import numpy as np
-
     sys.path.insert(0, str(ROOT))
     from rulegen.data import categorical_column, is_numeric, numeric_column, read_csv
 
@@ -82,8 +84,9 @@ def make(lib, task, cats, p):
     clf = task == "classification"
     depth_rf = 12 if p.get("big") else None
     if lib in ("random_forest", "sklearn_rf"):
-        kw = {"n_estimators": N_TREES, "max_depth": depth_rf, "random_state": 0,
-                  "max_features": "sqrt" if clf else 1.0}
+        # on the big sets 20 trees of depth 12: fully grown trees there take rulegen minutes
+        kw = {"n_estimators": 20 if p.get("big") else N_TREES, "max_depth": depth_rf,
+              "random_state": 0, "max_features": "sqrt" if clf else 1.0}
         if lib == "sklearn_rf":
             from sklearn import ensemble
             return (ensemble.RandomForestClassifier if clf else ensemble.RandomForestRegressor)(
@@ -130,9 +133,11 @@ def make(lib, task, cats, p):
 
 
 def worker(spec):
-    import numpy as np
-
-    Xtr, ytr, Xte, yte, cats, task = load(spec["dataset"])
+    # the parent parsed the CSV once and saved the arrays: parsing here would set a peak
+    # (Python objects per cell) that the fit might never exceed
+    with np.load(spec["arrays"]) as z:
+        Xtr, ytr, Xte, yte, cats = (z[k] for k in ("Xtr", "ytr", "Xte", "yte", "cats"))
+    cats, task = [int(c) for c in cats], DATASETS[spec["dataset"]][1]
     est, fit_kw = make(spec["lib"], task, cats, spec)  # imports the library first
     if spec["lib"] in NO_NAN and np.isnan(Xtr).any():
         # these scikit-learn estimators refuse NaN: they get the training medians instead
@@ -192,21 +197,27 @@ def main() -> int:
         print(json.dumps(worker(json.loads(args.worker))))
         return 0
     rows = {}
+    tmp = tempfile.mkdtemp(prefix="rulegen-bench-")
     for ds in args.datasets.split(","):
         task = DATASETS[ds][1]
+        Xtr, ytr, Xte, yte, cats, _ = load(ds)
+        arrays = os.path.join(tmp, f"{ds}.npz")
+        np.savez(arrays, Xtr=Xtr, ytr=ytr, Xte=Xte, yte=yte, cats=np.asarray(cats, dtype=int))
         for pair in args.pairs.split(","):
             ours, peer = PAIRS[pair]
             if pair == "adaboost" and task == "regression":
                 continue
-            spec = {"dataset": ds, "big": ds == "flights"}
+            spec = {"dataset": ds, "big": ds in ("diamonds", "flights"), "arrays": arrays}
             a = run({**spec, "lib": ours}, args.timeout)
             b = run({**spec, "lib": peer}, args.timeout)
             rows[(ds, pair)] = (a, b)
             print(table({(ds, pair): (a, b)}).splitlines()[-1], file=sys.stderr, flush=True)
+    shutil.rmtree(tmp, ignore_errors=True)
     import sklearn
     header = (f"Machine: {platform.machine()}, {os.cpu_count()} cores, one thread per fit, Python "
               f"{platform.python_version()}, scikit-learn {sklearn.__version__}. {N_TREES} trees "
-              "or rounds; forest: sqrt/all features, fully grown (depth 12 on flights); "
+              "or rounds; forest: sqrt/all features, fully grown (20 trees of depth 12 on diamonds "
+              "and flights); "
               "AdaBoost: stumps; gb: depth 3, rate 0.1; xgb: exact, depth 6, eta 0.3, lambda 1; "
               "lgbm/hgb: 31 leaves, rate 0.1, 20 rows per leaf, 255 bins. Memory: peak RSS of "
               "the fitting process above the loaded data. Command: "
