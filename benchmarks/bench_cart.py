@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import re
 import subprocess
 import sys
 import tempfile
@@ -169,14 +168,10 @@ def main() -> int:
     md = header + "\n\n" + table(results) + "\n"
     print(md)
     if args.write:
-        doc = ROOT / "docs" / "BENCHMARKS.md"
-        text = doc.read_text() if doc.exists() else "# Benchmarks\n"
-        section = "## CART\n\n" + md
-        if "## CART\n" in text:
-            text = re.sub(r"## CART\n.*?(?=\n## |\Z)", section, text, flags=re.S)
-        else:
-            text = text.rstrip("\n") + "\n\n" + section
-        doc.write_text(text)
+        from docsection import write_section
+
+        write_section("CART: fit against scikit-learn, generated C against scikit-learn's predict",
+                      md)
     return 0
 
 

@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import shutil
 import subprocess
 import sys
@@ -244,15 +243,10 @@ def main() -> int:
     md = header + "\n\n" + table(rows) + "\n"
     print(md)
     if args.write:
-        doc = ROOT / "docs" / "BENCHMARKS.md"
-        text = doc.read_text()
-        title = "## Ensembles: fit time, memory and accuracy beside the libraries\n\n"
-        if title in text:
-            text = re.sub(re.escape(title) + r".*?(?=\n## |\Z)", lambda m: title + md, text,
-                          flags=re.DOTALL)
-        else:
-            text = text.replace("## Not measured yet", title + md + "\n## Not measured yet")
-        doc.write_text(text)
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from docsection import write_section
+
+        write_section("Ensembles: fit time, memory and accuracy beside the libraries", md)
     return 0
 
 

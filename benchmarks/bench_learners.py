@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import re
 import sys
 import time
 import warnings
@@ -33,6 +32,9 @@ sys.path.insert(0, str(ROOT))
 
 from rulegen.data import categorical_column, is_numeric, numeric_column, read_csv
 from rulegen.learn.catalog import CATALOG
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from docsection import write_section
 
 DATA = ROOT.parent / "shared" / "data"
 DATASETS = {  # file -> target column
@@ -165,15 +167,7 @@ def main() -> int:
     md = header + "\n\n" + table(results, learners) + "\n"
     print(md)
     if args.write:
-        doc = ROOT / "docs" / "BENCHMARKS.md"
-        text = doc.read_text()
-        title = "## Classic learners: 10-fold accuracy beside scikit-learn\n\n"
-        if title in text:
-            text = re.sub(re.escape(title) + r".*?(?=\n## |\Z)", lambda m: title + md, text,
-                          flags=re.DOTALL)
-        else:
-            text = text.replace("## Not measured yet", title + md + "\n## Not measured yet")
-        doc.write_text(text)
+        write_section("Classic learners: 10-fold accuracy beside scikit-learn", md)
     return 0
 
 
