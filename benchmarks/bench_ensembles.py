@@ -10,8 +10,9 @@ Each fit runs in a fresh process (one thread everywhere); peak memory is that pr
 resident set during the fit above its resident set just before (Linux's VmHWM, reset with
 /proc/self/clear_refs), comparable across libraries whatever allocator they use. Data are read as `rulegen fit` reads a CSV (text columns become
 category codes, empty cells NaN); rows whose target is missing are dropped; a seeded 80/20
-split. rulegen, HistGradientBoosting and LightGBM get the categorical columns as categorical;
-the others see their codes as numbers. scikit-learn's GradientBoosting and AdaBoost refuse NaN,
+split. Categorical columns are categories for LightGBM, HistGradientBoosting and rulegen's
+LightGBM-style learner; in every other pair both sides see their codes as numbers (the same
+data). scikit-learn's GradientBoosting and AdaBoost refuse NaN,
 so they get each column's training median in its place. Ratios are rulegen's time over the
 peer's.
 """
@@ -127,7 +128,10 @@ def make(lib, task, cats, p):
     cls = CATALOG[lib].estimator_class(task)
     known = cls().get_params()
     est = cls(**{k: v for k, v in kw.items() if k in known})
-    return est, ({"categorical_features": cats} if cats else {})
+    # categorical columns as categories only where the peer takes them so too (lightgbm,
+    # hgb); against the others both sides see the codes as numbers: the same data
+    native = lib == "lightgbm_style"
+    return est, ({"categorical_features": cats} if cats and native else {})
 
 
 def _status_kb(field):
