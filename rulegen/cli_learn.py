@@ -76,12 +76,15 @@ def _parse_param(text: str):
 @click.option("--categorical", "declared", multiple=True, metavar="COLUMN",
               help="Treat this column as categorical even if it looks numeric, repeatable "
                    "(columns that are mostly text are categorical anyway).")
+@click.option("--drop-missing-target", is_flag=True,
+              help="Leave out rows whose target cell is empty (default: such a row is an error).")
 @click.option("--progress/--no-progress", default=None,
               help="Show a progress bar while an ensemble trains (default: when stderr is a "
                    "terminal).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="Where to write the model: a rules file (.rules) or rulegen IR JSON.")
-def fit(data, target_col, algorithm, task, params, ignored, declared, progress, output):
+def fit(data, target_col, algorithm, task, params, ignored, declared, drop_missing_target,
+        progress, output):
     """Fit a tree on a CSV file and save it as a model.
 
     DATA is a CSV file with a header row; an empty cell is missing. Every column
@@ -111,6 +114,12 @@ def fit(data, target_col, algorithm, task, params, ignored, declared, progress, 
         raise click.BadParameter(unknown_value(algorithm, learners), param_hint="--algorithm")
     kwargs = dict(_parse_param(p) for p in params)
     table = read_csv(data)
+    if drop_missing_target:
+        empty = [i for i, v in enumerate(table.cells[table.index(target_col)]) if v is None]
+        if empty:
+            table = table.without_rows(empty)
+            say(f"left out {len(empty)} of {table.n_rows + len(empty)} rows whose "
+                f"{target_col!r} is empty")
     task, y, classes = target_column(table, target_col, task)
     for name in ignored:
         table.index(name)  # an unknown column is an error that lists the real ones

@@ -25,10 +25,18 @@ class Table:
     source: str
     columns: list[str]
     cells: list[list[str | None]]  # cells[j][i]: column j, data row i
+    lines: list[int] | None = None  # file line of each row, once rows were left out
 
     @property
     def n_rows(self) -> int:
         return len(self.cells[0]) if self.cells else 0
+
+    def without_rows(self, rows) -> Table:
+        """The table less the given data rows; errors still name each row's file line."""
+        drop = set(rows)
+        keep = [i for i in range(self.n_rows) if i not in drop]
+        return Table(self.source, self.columns, [[col[i] for i in keep] for col in self.cells],
+                     [self.line_of(i) for i in keep])
 
     def index(self, name: str) -> int:
         try:
@@ -38,6 +46,8 @@ class Table:
                             f"{', '.join(self.columns)}") from None
 
     def line_of(self, row: int) -> int:
+        if self.lines is not None:
+            return self.lines[row]
         return row + 2  # 1-based, after the header
 
 
@@ -162,7 +172,8 @@ def target_column(table: Table, name: str, task: str | None) -> tuple[str, np.nd
     missing = [i for i, v in enumerate(cells) if v is None]
     if missing:
         raise DataError(f"{table.source}:{table.line_of(missing[0])}: target column {name!r} "
-                        "is empty here; every row needs a target value")
+                        "is empty here; every row needs a target value (rulegen fit "
+                        "--drop-missing-target leaves such rows out)")
     numeric = is_numeric(table, j)
     if task is None:
         values = [_to_float(v) for v in cells] if numeric else None

@@ -187,3 +187,26 @@ def test_prune_usage_errors_are_one_line(capsys, tmp_path):
     code, _, err = run(capsys, "prune", model_path, "--data", WEATHER, "-o", tmp_path / "x.json")
     assert code == 2 and err.count("\n") == 1 and "class" in err
     assert not (tmp_path / "x.json").exists()
+
+
+def test_drop_missing_target_leaves_rows_out_and_keeps_line_numbers(capsys, tmp_path):
+    # labor.csv: one row (file line 4) has no first-year wage increase
+    target = "wage-increase-first-year"
+    code, _, err = run(capsys, "fit", LABOR, "--target", target, "--ignore", "class",
+                       "-o", tmp_path / "m.json")
+    assert code == 2 and ":4:" in err and "--drop-missing-target" in err
+    code, _, err = run(capsys, "fit", LABOR, "--target", target, "--ignore", "class",
+                       "--drop-missing-target", "-o", tmp_path / "m.json")
+    assert code == 0, err
+    assert "left out 1 of 57 rows" in err
+    assert load_model(tmp_path / "m.json").provenance.n_samples == 56
+    # a bad cell after the dropped row is still reported at its own file line
+    lines = LABOR.read_text().splitlines()
+    cells = lines[9].split(",")
+    cells[0] = "oops"
+    lines[9] = ",".join(cells)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("\n".join(lines) + "\n")
+    code, _, err = run(capsys, "fit", bad, "--target", target, "--ignore", "class",
+                       "--drop-missing-target", "-o", tmp_path / "m2.json")
+    assert code == 2 and f"{bad}:10:" in err and "oops" in err, err
