@@ -184,10 +184,11 @@ class ID3Classifier(ClassifierMixin, Estimator):
         if numeric:
             raise LearnerError(
                 f"ID3 splits on categorical features only, but {', '.join(numeric)} "
-                f"{'is' if len(numeric) == 1 else 'are'} numeric: list "
-                f"{'it' if len(numeric) == 1 else 'them'} in categorical_features if the values "
-                "are category codes 0..m-1, drop the column, or use a learner that thresholds "
-                "numbers (c45 or cart)")
+                f"{'is' if len(numeric) == 1 else 'are'} numeric: declare "
+                f"{'it' if len(numeric) == 1 else 'them'} categorical if the values are "
+                "categories (--categorical NAME; categorical_features in Python), leave "
+                f"{'it' if len(numeric) == 1 else 'them'} out (--ignore NAME), or use a learner "
+                "that thresholds numbers (c45 or cart)")
         T, target, fitted = self._encode_y(y, n)
         w, _ = self._check_weights(sample_weight, n)
         k = len(target.classes)
