@@ -78,6 +78,7 @@ from rulegen.learn.quest_split import (
     split_point,
     superclasses,
 )
+from rulegen.learn.surrogates import route
 
 _BLOCK = 1 << 22  # elements per (features x rows) work array in the surrogate search
 
@@ -282,21 +283,6 @@ class QuestSplitFinder:
         return [Surrogate(test, child, agree / n)
                 for agree, _, test, child, n in found[:self.max_surrogates]]
 
-    def route_missing(self, surrogates, rows, default) -> np.ndarray:
-        """True (left) / False for rows missing the split variable, as the IR routes them."""
-        left = np.full(len(rows), default == 0)
-        todo = np.ones(len(rows), dtype=bool)
-        for s in surrogates:
-            x = self.XT[s.test.feature, rows]
-            can = todo & ~np.isnan(x)
-            if isinstance(s.test, NumericTest):
-                holds = x <= s.test.threshold
-            else:
-                holds = np.isin(x, s.test.categories)
-            left[can] = (holds if s.child_if_true == 0 else ~holds)[can]
-            todo &= ~can
-        return left
-
     # -- the split -------------------------------------------------------------------
 
     def find_split(self, node: NodeWork) -> Partition | None:
@@ -315,7 +301,7 @@ class QuestSplitFinder:
         surr = self.surrogates(f, rows[present], left_p) if self.max_surrogates else []
         left = np.empty(len(rows), dtype=bool)
         left[present] = left_p
-        left[~present] = self.route_missing(surr, rows[~present], default)
+        left[~present] = route(self.XT, rows[~present], surr, default) == 0
         missing = Surrogates(tuple(surr), default) if surr else DefaultChild(default)
         children, improvement = self._children(node, left)
         return Partition(test, missing, children, improvement, unseen)

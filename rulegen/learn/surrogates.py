@@ -273,7 +273,8 @@ class SurrogateSplitFinder:
 
 def route(XT, rows, surrogates, default) -> np.ndarray:
     """Child index of rows missing the primary feature, exactly as the IR's ``Surrogates``
-    rule sends them (XT: features x rows, float32, categorical values are codes)."""
+    rule sends them (XT: features x rows, categorical values as codes; a numeric test is
+    compared in its own dtype, so CART's float32 and QUEST's float64 tests both route here)."""
     child = np.full(len(rows), default, dtype=np.intp)
     pending = np.ones(len(rows), dtype=bool)
     for sur in surrogates:
@@ -284,7 +285,10 @@ def route(XT, rows, surrogates, default) -> np.ndarray:
         x = XT[t.feature, rows[idx]]
         here = ~np.isnan(x)
         if isinstance(t, NumericTest):
-            thr = np.float32(t.threshold)
+            if t.dtype == "float32":
+                x, thr = x.astype(np.float32), np.float32(t.threshold)
+            else:
+                x, thr = x.astype(np.float64), t.threshold
             holds = x <= thr if t.op == "<=" else x < thr
         else:
             holds = np.isin(np.where(here, x, -1).astype(np.intp), np.asarray(t.categories))
