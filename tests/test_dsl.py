@@ -590,7 +590,7 @@ def test_flat_view():
 
 def _reached(model: Model, tree: Tree, X: np.ndarray):
     """(node id, rows) for every node rows reach, routed exactly as the evaluator routes."""
-    from rulegen.ir.evaluate import _child_index, _resolve_surrogates
+    from rulegen.ir.evaluate import child_index, resolve_surrogates
     from rulegen.ir.nodes import Blend
 
     stack = [(0, np.arange(len(X)))]
@@ -601,12 +601,12 @@ def _reached(model: Model, tree: Tree, X: np.ndarray):
         if isinstance(node, Leaf) or not len(rows):
             continue
         with np.errstate(all="ignore"):  # oblique sums of huge probe values overflow
-            child, missing = _child_index(node, X, rows, model.features)
+            child, missing = child_index(node, X, rows, model.features)
         rule = node.missing
         if isinstance(rule, DefaultChild):
             child[missing] = rule.child
         elif isinstance(rule, Surrogates):
-            _resolve_surrogates(rule, X, rows, child, model.features)
+            resolve_surrogates(rule, X, rows, child, model.features)
         for i, kid in enumerate(node.children):
             sel = child == i
             if isinstance(rule, Blend) and rule.weights[i] != 0:

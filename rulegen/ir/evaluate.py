@@ -34,7 +34,8 @@ from rulegen.ir.nodes import (
 _NP_DTYPE = {"float64": np.float64, "float32": np.float32}
 
 
-def _as_matrix(model: Model, X) -> np.ndarray:
+def as_matrix(model: Model, X) -> np.ndarray:
+    """``X`` as the (rows, features) float64 matrix every function here takes."""
     X = np.asarray(X, dtype=np.float64)
     if X.ndim == 1:
         X = X.reshape(1, -1)
@@ -86,7 +87,7 @@ def _binary_outcome(test, X: np.ndarray, rows: np.ndarray, features) -> tuple[np
     raise TypeError(f"not a binary test: {test!r}")
 
 
-def _child_index(split: Split, X: np.ndarray, rows: np.ndarray, features) -> tuple[np.ndarray, np.ndarray]:
+def child_index(split: Split, X: np.ndarray, rows: np.ndarray, features) -> tuple[np.ndarray, np.ndarray]:
     """Child position for each row (missing rows get -1) and the missing mask."""
     test = split.test
     if isinstance(test, (NumericTest, CategoricalTest, ObliqueTest)):
@@ -121,7 +122,8 @@ def _child_index(split: Split, X: np.ndarray, rows: np.ndarray, features) -> tup
     return child, missing
 
 
-def _resolve_surrogates(missing_rule: Surrogates, X, rows, child, features) -> None:
+def resolve_surrogates(missing_rule: Surrogates, X, rows, child, features) -> None:
+    """Fill in ``child`` (-1 where missing) by the surrogate rule, in place."""
     pending = child < 0
     for sur in missing_rule.surrogates:
         idx = np.flatnonzero(pending)
@@ -147,12 +149,12 @@ def tree_output(tree: Tree, X: np.ndarray, features, width: int) -> np.ndarray:
         if isinstance(node, Leaf):
             reached.append((node_id, rows, p))
             continue
-        child, missing = _child_index(node, X, rows, features)
+        child, missing = child_index(node, X, rows, features)
         rule = node.missing
         if isinstance(rule, DefaultChild):
             child[missing] = rule.child
         elif isinstance(rule, Surrogates):
-            _resolve_surrogates(rule, X, rows, child, features)
+            resolve_surrogates(rule, X, rows, child, features)
         for i, child_id in enumerate(node.children):
             sel = child == i
             if isinstance(rule, Blend) and missing.any():
@@ -177,7 +179,7 @@ def tree_output(tree: Tree, X: np.ndarray, features, width: int) -> np.ndarray:
 
 def raw_scores(model: Model, X) -> np.ndarray:
     """Combined tree outputs before the link, shape (n_rows, n_raw), in ``model.dtype``."""
-    X = _as_matrix(model, X)
+    X = as_matrix(model, X)
     with np.errstate(over="ignore", invalid="ignore"):  # IEEE overflow to inf is the semantics
         return _raw_scores(model, X)
 

@@ -326,12 +326,12 @@ def _route(tree: Tree, features, X: np.ndarray):
         if isinstance(node, Leaf) or rows.size == 0:
             continue
         # the evaluator's own routing, so validation rows go exactly where predictions go
-        child, missing = evaluate._child_index(node, X, rows, features)
+        child, missing = evaluate.child_index(node, X, rows, features)
         rule = node.missing
         if isinstance(rule, DefaultChild):
             child[missing] = rule.child
         elif isinstance(rule, Surrogates):
-            evaluate._resolve_surrogates(rule, X, rows, child, features)
+            evaluate.resolve_surrogates(rule, X, rows, child, features)
         for c, cid in enumerate(node.children):
             sel = child == c
             if isinstance(rule, Blend) and missing.any():
@@ -356,7 +356,7 @@ def reduced_error_prune(model, X, y, sample_weight=None, values=None):
     model, tree, values = _unpack(model, values)
     if model is None:
         raise LearnerError("reduced-error pruning needs the Model (its target and link), not a bare Tree")
-    X = evaluate._as_matrix(model, X)
+    X = evaluate.as_matrix(model, X)
     n = X.shape[0]
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     if w.shape != (n,) or len(np.asarray(y)) != n:
