@@ -210,3 +210,18 @@ def test_drop_missing_target_leaves_rows_out_and_keeps_line_numbers(capsys, tmp_
     code, _, err = run(capsys, "fit", bad, "--target", target, "--ignore", "class",
                        "--drop-missing-target", "-o", tmp_path / "m2.json")
     assert code == 2 and f"{bad}:10:" in err and "oops" in err, err
+
+
+@pytest.mark.parametrize("name", ["random_forest", "adaboost", "gradient_boosting",
+                                  "xgboost_style", "lightgbm_style"])
+def test_ensembles_report_progress_and_refuse_a_non_function(name):
+    from rulegen.errors import LearnerError
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 3)), np.arange(60) % 2
+    cls = CATALOG[name].estimator_class("classification")
+    calls = []
+    cls(n_estimators=4).fit(X, y, progress=lambda done, total: calls.append((done, total)))
+    assert calls and calls[-1][0] == calls[-1][1] and calls[0][0] == 1
+    with pytest.raises(LearnerError, match="progress"):
+        cls(n_estimators=4).fit(X, y, progress=5)

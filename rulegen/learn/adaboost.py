@@ -37,12 +37,14 @@ from rulegen.learn.base import (
     ClassifierMixin,
     Estimator,
     bad,
+    check_progress,
+    features_of,
     is_int,
     is_real,
     make_model,
 )
 from rulegen.learn.criteria import CLASSIFICATION_CRITERIA
-from rulegen.learn.forest import TreeGrower, check_progress, features_of, tree_spec
+from rulegen.learn.forest import TreeGrower, tree_spec
 from rulegen.learn.importance import impurity_importances
 
 _PARAMS = ("n_estimators", "learning_rate", "criterion", "splitter", "max_depth",

@@ -115,6 +115,17 @@ def check_growth(est, n: int, p: int) -> Growth:
     check_seed(est.random_state)
     return Growth(mss, msl, float(mwf), mf)
 
+def features_of(names, cat_labels: dict) -> tuple[Feature, ...]:
+    """The IR features: ``cat_labels`` maps a categorical column to its labels."""
+    return tuple(Feature(name, "categorical", cat_labels[j]) if j in cat_labels else Feature(name)
+                 for j, name in enumerate(names))
+
+
+def check_progress(progress) -> None:
+    if progress is not None and not callable(progress):
+        raise LearnerError(f"progress must be None or a function progress(done, total), "
+                           f"got {progress!r}")
+
 def make_model(names, cat_labels: dict, target: Target, trees, algorithm: str, params: dict,
                n_samples: int, **model_fields) -> Model:
     """The validated IR model of a fitted learner (a single tree unless ``trees`` has more)."""
@@ -127,8 +138,7 @@ def make_model(names, cat_labels: dict, target: Target, trees, algorithm: str, p
     clean = tuple(sorted((k, v.item() if isinstance(v, np.generic) else v)
                          for k, v in params.items()))
     return validate(Model(
-        features=tuple(Feature(name, "categorical", cat_labels[j]) if j in cat_labels
-                       else Feature(name) for j, name in enumerate(names)),
+        features=features_of(names, cat_labels),
         target=target, trees=tuple(trees), **fields,
         provenance=Provenance(algorithm=algorithm, params=clean, library=library(),
                               n_samples=n_samples, n_features=len(names))))

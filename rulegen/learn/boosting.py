@@ -30,8 +30,16 @@ import numpy as np
 
 from rulegen.errors import LearnerError
 from rulegen.ir import evaluate
-from rulegen.ir.nodes import Feature, Leaf, Tree
-from rulegen.learn.base import Estimator, bad, is_int, is_real, make_model
+from rulegen.ir.nodes import Leaf, Tree
+from rulegen.learn.base import (
+    Estimator,
+    bad,
+    check_progress,
+    features_of,
+    is_int,
+    is_real,
+    make_model,
+)
 from rulegen.learn.losses import Loss
 
 
@@ -193,6 +201,7 @@ class BoostingEstimator(Estimator):
         lists the categorical columns (indices or names; values are codes 0..m-1),
         ``categories`` optionally their labels; ``progress(done, total)`` is called after
         every boosting round."""
+        check_progress(progress)
         X32, names = self._check_X(X, feature_names)
         n, p = X32.shape
         cat_labels = self._check_categorical(X32, names, categorical_features, categories)
@@ -212,8 +221,7 @@ class BoostingEstimator(Estimator):
             if T.shape[1] != 1:
                 raise LearnerError(f"boosting fits one regression output, y has {T.shape[1]}")
             Y, loss = T, self._make_loss(None)
-        features = tuple(Feature(name, "categorical", cat_labels[j]) if j in cat_labels
-                         else Feature(name) for j, name in enumerate(names))
+        features = features_of(names, cat_labels)
         rng = np.random.default_rng(self.random_state)
         train = np.arange(n)
         validation = None

@@ -26,13 +26,15 @@ import numpy as np
 
 from rulegen.errors import LearnerError
 from rulegen.ir import evaluate
-from rulegen.ir.nodes import Feature, Tree
+from rulegen.ir.nodes import Tree
 from rulegen.learn.base import (
     ClassifierMixin,
     Estimator,
     RegressorMixin,
     bad,
     check_growth,
+    check_progress,
+    features_of,
     is_int,
     is_real,
     make_model,
@@ -78,17 +80,6 @@ def tree_spec(est, n: int, p: int, criteria: dict, width: int) -> TreeSpec:
                           max_leaf_nodes=est.max_leaf_nodes)
     return TreeSpec(criteria[est.criterion](width), est.splitter, g.max_features, msl,
                     g.min_weight_fraction_leaf, limits)
-
-
-def check_progress(progress):
-    if progress is not None and not callable(progress):
-        raise LearnerError(f"progress must be None or a function progress(done, total), got {progress!r}")
-
-
-def features_of(names, cat_labels) -> tuple[Feature, ...]:
-    """The IR features, as make_model builds them (the evaluator needs them before that)."""
-    return tuple(Feature(name, "categorical", cat_labels[j]) if j in cat_labels else Feature(name)
-                 for j, name in enumerate(names))
 
 
 class TreeGrower:
