@@ -21,6 +21,7 @@ from rulegen.ir.nodes import (
     Tree,
 )
 from rulegen.learn import forest as forest_mod
+from rulegen.learn.builder import presort
 from rulegen.learn.forest import (
     RandomForestClassifier,
     RandomForestRegressor,
@@ -189,7 +190,7 @@ def test_bootstrap_options_and_determinism():
 
 
 def test_shared_presort_gives_the_finders_own_root():
-    # forests and boosting sort X once (finder.presort) and filter it per tree
+    # forests and boosting sort X once (builder.presort) and filter it per tree
     X, y = mixed_data(seed=2)
     X[:, 2] = np.round(X[:, 2], 1)  # ties
     X32 = X.astype(np.float32)
@@ -200,7 +201,7 @@ def test_shared_presort_gives_the_finders_own_root():
     order = None
     for w in (np.ones(len(X)), np.bincount(rng.integers(0, len(X), len(X)), minlength=len(X))):
         finder = forest_mod.NumericSplitFinder(X32, y, w.astype(float), spec.criterion)
-        order = finder.presort() if order is None else order
+        order = presort(X32) if order is None else order
         rows = np.flatnonzero(w > 0)
         mine, theirs = finder.root(rows, order), finder.root(rows)
         assert np.array_equal(mine.state[0], theirs.state[0])

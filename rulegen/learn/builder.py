@@ -213,6 +213,12 @@ def float32_test(feature: int, threshold: float) -> NumericTest:
     return NumericTest(feature, "<=", float(lo), "float32")
 
 
+def presort(X32) -> np.ndarray:
+    """Every feature's rows in sorted order, (n_features, n) (NaN last, ties by row id):
+    trees grown on the same X pass it to ``NumericSplitFinder.root``, which filters it
+    instead of sorting again."""
+    return np.argsort(np.asarray(X32, dtype=np.float32).T, axis=1, kind="stable")
+
 class NumericSplitFinder:
     """CART's binary numeric splits (scikit-learn semantics, see learn/cart.py),
     for any criterion of learn/criteria.py; forests and boosting can reuse it.
@@ -241,13 +247,8 @@ class NumericSplitFinder:
 
     # -- nodes -----------------------------------------------------------------
 
-    def presort(self) -> np.ndarray:
-        """Every feature's rows in sorted order (NaN last, ties by row id): trees grown on
-        the same X pass it to :meth:`root`, which filters it instead of sorting again."""
-        return np.argsort(self.XT, axis=1, kind="stable")
-
     def root(self, rows, order=None) -> NodeWork:
-        """The root's work item; ``rows`` ascending. With ``order`` from :meth:`presort`
+        """The root's work item; ``rows`` ascending. With ``order`` from :func:`presort`
         the result is the same as without: a stable sort of a subset keeps the subset's
         order in the stable sort of the whole."""
         rows = np.asarray(rows, dtype=np.intp)

@@ -44,7 +44,7 @@ from rulegen.learn.boosting import (
     check_fraction,
     leaf_index,
 )
-from rulegen.learn.builder import GrowthLimits, NumericSplitFinder, TreeBuilder
+from rulegen.learn.builder import GrowthLimits, NumericSplitFinder, TreeBuilder, presort
 from rulegen.learn.categorical import CartSplitFinder
 from rulegen.learn.criteria import SquaredError
 from rulegen.learn.losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES, make_loss
@@ -114,7 +114,7 @@ class _GradientBoosting(BoostingEstimator):
         criterion = SquaredError(1)
         finder_class = CartSplitFinder if data.categorical else NumericSplitFinder
         extra = {"categorical": data.categorical} if data.categorical else {}
-        order = []  # each feature sorted once for all trees (filled by the first)
+        order = presort(data.X32)  # each feature sorted once, filtered for every tree
 
         def fit_tree(stage):
             wt = np.zeros_like(w)
@@ -130,9 +130,7 @@ class _GradientBoosting(BoostingEstimator):
             finder = finder_class(data.X32, -stage.grad[:, None], wt, criterion, splitter="best",
                                   max_features=mf, min_samples_leaf=msl,
                                   min_weight_leaf=min_weight_leaf, rng=rng, **extra)
-            if not order:
-                order.append(finder.presort())
-            root = finder.root(rows, order[0])
+            root = finder.root(rows, order)
             tree = TreeBuilder(finder, finder.summarize, limits).build(root)
             leaf = leaf_index(tree, data.X64, data.features)
             ids = np.flatnonzero([isinstance(nd, Leaf) for nd in tree.nodes])
