@@ -55,22 +55,15 @@ NO_NAN = ("sklearn_gb", "sklearn_ada")  # peers that cannot take missing values
 
 def load(name):
     sys.path.insert(0, str(ROOT))
-    from rulegen.data import categorical_column, is_numeric, numeric_column, read_csv
+    from rulegen.data import categorical_column, design_matrix, numeric_column, read_csv
 
     target, task = DATASETS[name]
     table = read_csv(DATA / f"{name}.csv")
-    cols, cats = [], []
-    for j, col in enumerate(table.columns):
-        if col == target:
-            y = (categorical_column(table, j)[1] if task == "classification"
-                 else numeric_column(table, j))
-            continue
-        if is_numeric(table, j):
-            cols.append(numeric_column(table, j))
-        else:
-            cats.append(len(cols))
-            cols.append(categorical_column(table, j)[1])
-    X = np.column_stack(cols)
+    t = table.index(target)
+    y = (categorical_column(table, t)[1] if task == "classification"
+         else numeric_column(table, t))
+    X, _, categories = design_matrix(table, [j for j in range(len(table.columns)) if j != t])
+    cats = sorted(categories)
     keep = ~np.isnan(y)
     X, y = X[keep], y[keep]
     rng = np.random.default_rng(0)

@@ -30,7 +30,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rulegen.data import categorical_column, is_numeric, numeric_column, read_csv
+from rulegen.data import categorical_column, design_matrix, read_csv
 from rulegen.learn.catalog import CATALOG
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -46,22 +46,11 @@ DATASETS = {  # file -> target column
 
 def load(name: str):
     table = read_csv(DATA / f"{name}.csv")
-    target = DATASETS[name]
-    cols, cats, names = [], [], []
-    y = None
-    for j, col in enumerate(table.columns):
-        if col == target:
-            _, y = categorical_column(table, j)
-            continue
-        if is_numeric(table, j):
-            cols.append(numeric_column(table, j))
-        else:
-            cats.append(len(cols))
-            cols.append(categorical_column(table, j)[1])
-        names.append(col)
+    t = table.index(DATASETS[name])
+    _, y = categorical_column(table, t)
+    X, names, categories = design_matrix(table, [j for j in range(len(table.columns)) if j != t])
     keep = ~np.isnan(y)
-    X = np.column_stack(cols)[keep]
-    return X, y[keep].astype(int), names, cats
+    return X[keep], y[keep].astype(int), names, sorted(categories)
 
 
 def folds(y, k, seed):

@@ -99,14 +99,7 @@ def fit(data, target_col, algorithm, task, params, ignored, declared, drop_missi
       rulegen fit penguins.csv --target species --ignore year -o penguins.rules
       rulegen fit weather.csv --target play --algorithm c45 -o weather.rules
     """
-    from rulegen.data import (
-        categorical_column,
-        is_numeric,
-        mostly_numeric,
-        numeric_column,
-        read_csv,
-        target_column,
-    )
+    from rulegen.data import design_matrix, read_csv, target_column
     from rulegen.modelio import save_model
 
     learners = _learners()
@@ -130,21 +123,7 @@ def fit(data, target_col, algorithm, task, params, ignored, declared, drop_missi
         if table.index(name) not in cols:
             raise click.BadParameter(f"{name!r} is the target or an ignored column, not a "
                                      "feature", param_hint="--categorical")
-    columns, categories = [], {}
-    for k, j in enumerate(cols):
-        name = table.columns[j]
-        categorical = name in declared or not is_numeric(table, j)
-        if categorical and name not in declared and mostly_numeric(table, j):
-            numeric_column(table, j, f"; most of the column is numbers, so this looks like a "
-                                     f"typo (declare the column categorical with "
-                                     f"--categorical {name!r} if it is not)")
-        if categorical:
-            categories[k], codes = categorical_column(table, j)
-            columns.append(codes)
-        else:
-            columns.append(numeric_column(table, j))
-    X = np.column_stack(columns)
-    names = [table.columns[j] for j in cols]
+    X, names, categories = design_matrix(table, cols, declared)
     estimator = _make_estimator(learners[algorithm], task, kwargs)
     extra = {}
     if categories:

@@ -144,6 +144,27 @@ def categorical_column(table: Table, j: int) -> tuple[tuple, np.ndarray]:
     return labels, codes
 
 
+def design_matrix(table: Table, cols, declared=()) -> tuple[np.ndarray, list[str], dict]:
+    """The columns ``cols`` (indices) as a learner's X, as `rulegen fit` reads them: numeric
+    if every cell is a number, categorical (codes of the sorted distinct cells) if the column
+    is text or named in ``declared``. A mostly numeric column with a stray text cell is an
+    error naming the cell (a typo is likelier than a category). Returns X, the column names
+    and {position in X: category labels}."""
+    columns, categories = [], {}
+    for k, j in enumerate(cols):
+        name = table.columns[j]
+        categorical = name in declared or not is_numeric(table, j)
+        if categorical and name not in declared and mostly_numeric(table, j):
+            numeric_column(table, j, f"; most of the column is numbers, so this looks like a "
+                                     f"typo (declare the column categorical with "
+                                     f"--categorical {name!r} if it is not)")
+        if categorical:
+            categories[k], codes = categorical_column(table, j)
+            columns.append(codes)
+        else:
+            columns.append(numeric_column(table, j))
+    return np.column_stack(columns), [table.columns[j] for j in cols], categories
+
 def feature_matrix(model: Model, table: Table) -> np.ndarray:
     """The model's features from ``table`` as the evaluator's input (codes for categories)."""
     X = np.empty((table.n_rows, len(model.features)))
