@@ -102,8 +102,9 @@ def make(lib, task, cats, p):
             cls = xgboost.XGBClassifier if clf else xgboost.XGBRegressor
             return cls(tree_method="exact", n_jobs=1, **kw), {}
     elif lib in ("lightgbm_style", "lightgbm", "sklearn_hgb"):
+        # a seed for all three: above 200,000 rows the bins come from a random sample
         kw = {"n_estimators": N_TREES, "learning_rate": 0.1, "num_leaves": 31, "min_child_samples": 20,
-                  "reg_lambda": 0.0, "max_bin": 255}
+              "reg_lambda": 0.0, "max_bin": 255, "random_state": 0}
         if lib == "lightgbm":
             import lightgbm
             cls = lightgbm.LGBMClassifier if clf else lightgbm.LGBMRegressor
@@ -115,7 +116,8 @@ def make(lib, task, cats, p):
                    else ensemble.HistGradientBoostingRegressor)
             return cls(max_iter=N_TREES, learning_rate=0.1, max_leaf_nodes=31,
                        min_samples_leaf=20, l2_regularization=0.0, max_bins=255,
-                       early_stopping=False, categorical_features=cats or None), {}
+                       early_stopping=False, categorical_features=cats or None,
+                       random_state=0), {}
     from rulegen.learn.catalog import CATALOG
 
     cls = CATALOG[lib].estimator_class(task)

@@ -160,6 +160,7 @@ class TreeBuilder:
                 # ties: the earlier node first (sklearn's heap order is unspecified)
                 heapq.heappush(heap, (-part.improvement, nid))
 
+        prefetch = getattr(self.finder, "prefetch", None)
         push(self._open(records, root, None, 0))
         while heap:
             _, nid = heapq.heappop(heap)
@@ -169,6 +170,12 @@ class TreeBuilder:
                 rec.partition, rec.children = None, []
                 continue
             leaves += len(children) - 1
+            if prefetch is not None:
+                # a finder that searches several nodes at once more cheaply than one by one
+                # learns which splits may follow this one: the leaves waiting in the heap
+                # and how many more splits the leaf budget allows
+                prefetch([rec.partition] + [records[i].partition for _, i in heap],
+                         max_leaves - leaves + 1, self.limits.max_depth)
             rec.partition.children = []
             for i, child in enumerate(children):
                 push(self._open(records, child, nid, i))

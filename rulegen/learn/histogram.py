@@ -1,40 +1,22 @@
 """Histogram split finding (LightGBM's algorithm) on binned features (:mod:`rulegen.learn.binning`).
 
 A node's **histogram** holds, for every feature and bin, the sums of the gradient, the hessian
-and the row count of the node's rows in that bin: an array (3, features, width) built by
-``np.bincount`` over the binned rows (:func:`build_histogram`). The two children of a split
+and the row count of the node's rows in that bin, every feature's bins packed end to end
+(:class:`~rulegen.learn.binning.Layout`), built by ``np.bincount`` over the binned rows
+(:func:`~rulegen.learn.binning.build_histograms`). The two children of a split
 together hold exactly the parent's rows, so only the **smaller** child's histogram is built
 from its rows; the larger one's is the parent's minus it (:class:`HistogramSplitFinder` does
-this lazily, when the first of the two children is searched).
+this when the first of the two children is searched).
 
-With G, H the node's sums and lambda ``reg_lambda``, a split into (GL, HL), (GR, HR) gains
-``GL^2/(HL+l) + GR^2/(HR+l) - G^2/(H+l)`` -- LightGBM's scale, twice the bracket of
-:func:`rulegen.learn.newton.split_gain` -- and a leaf is worth ``-G/(H+l)``
-(:func:`rulegen.learn.newton.leaf_weight`). A split must gain more than ``min_split_gain``,
-each child must keep ``min_child_samples`` rows (counted exactly; LightGBM estimates counts
-from hessians) and a hessian sum of ``min_child_weight``.
-
-* **Numeric**: "bins <= b left" for every b, from cumulative sums over the bins, tried with
-  the missing bin left and right (the learned default direction); with missing rows present,
-  "every value left, missing right" too (threshold +inf). Ties go as in LightGBM's two scans:
-  missing left wins, and among bins giving the same partition (bins empty at the node) the
-  highest b with missing left (or no missing rows), the lowest with missing right. A node
-  that saw no missing value of the feature sends missing values to the child with more rows
-  (ties right), as scikit-learn's histogram boosting does.
-* **Categorical**, codes 0..m-1 (LightGBM's rules, as documented and as measured):
-  - m <= ``max_cat_to_onehot``: one present category against the rest;
-  - otherwise the categories with at least ``cat_smooth`` rows at the node are sorted by
-    ``G_c / (H_c + cat_smooth)`` (ties by code) and scanned from both ends, at most
-    ``min(max_cat_threshold, (k+1)//2)`` of the k sorted categories from each: categories
-    join the set one by one, and a candidate is taken when both sides are admissible, the
-    other side keeps ``min_data_per_group`` rows and ``min_data_per_group`` rows joined since
-    the previous candidate. The children's terms of the gain use ``lambda + cat_l2`` (the
-    parent's term plain lambda), and so do the two children's leaf values.
-  The set is child 0; missing values, categories not in the set (rare ones included) and
-  unseen codes go to child 1 (LightGBM's "other" side). With cat_smooth = cat_l2 = lambda = 0
-  and no count limits this finds the best of all subsets (Fisher's grouping theorem: the best
-  two-group partition for sums of G^2/H is contiguous in G/H order; both ends together cover
-  every cut of the order).
+Nodes are searched in batches (the two siblings of a split at least; more when the builder
+says which splits it will likely take next, :meth:`HistogramSplitFinder.prefetch`): their
+histograms come from one bincount when small, and the scans of
+:mod:`rulegen.learn.histogram_scan` (gains, ties, LightGBM's rules) cover every node and
+feature of the batch at once. A node's best split depends on its rows alone, so batching and
+prefetching change the work, never the tree. Child row counts are exact (LightGBM estimates
+them from hessians; the scans see its estimates where it does, see ``_search``). A node that
+saw no missing value of the split feature sends missing values to the child with more rows
+(ties right), as scikit-learn's histogram boosting does.
 
 The best split of a node is the highest gain over its features; gains equal up to 1e-10
 (relative: the same partition summed in another order) go to the lowest feature index. As in
@@ -44,196 +26,41 @@ searched again below it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import heapq
 
 import numpy as np
 
 from rulegen.ir.nodes import CategoricalTest, DefaultChild, Leaf
+from rulegen.learn.binning import Layout, build_histograms
 from rulegen.learn.builder import NodeWork, Partition, float32_test
-from rulegen.learn.newton import leaf_weight, split_gain
+from rulegen.learn.histogram_scan import (
+    TIE,
+    SplitParams,
+    best_categorical_rows,
+    best_numeric,
+)
 
-TIE = 1e-10  # relative: gains this close are equal (rounding differs between features)
+__all__ = ["HistogramSplitFinder", "SplitParams"]
 
-
-@dataclass(frozen=True)
-class SplitParams:
-    reg_lambda: float = 0.0
-    min_child_samples: int = 20
-    min_child_weight: float = 1e-3
-    min_split_gain: float = 0.0
-    cat_smooth: float = 10.0
-    cat_l2: float = 10.0
-    max_cat_threshold: int = 32
-    min_data_per_group: int = 100
-    max_cat_to_onehot: int = 4
+GUESS_LIMIT = 1 << 14  # rows x features above which a node's split is never searched ahead
+GUESS_DECAY = 1.0  # a child's gain, guessed before it is searched, as a share of its parent's
 
 
-def gain(GL, HL, GR, HR, reg_lambda):
-    """LightGBM's split gain: twice the note's bracket (exact: a power of two)."""
-    return 2.0 * split_gain(GL, HL, GR, HR, reg_lambda)
-
-
-def build_histogram(codes, feats, rows, g, h, width, h_const=None) -> np.ndarray:
-    """(3, len(feats), width): sums of g, h and the row count per bin of each feature over
-    ``rows``. ``h_const``: every h equals it, so the hessian row is count * h_const."""
-    out = np.empty((3, len(feats), width))
-    every = len(rows) == codes.shape[1]  # rows are distinct: these are all the rows
-    if len(feats) == codes.shape[0]:
-        block = codes if every else codes[:, rows]
-    else:
-        block = codes[feats] if every else codes[np.ix_(feats, rows)]
-    g_r = g if every else g[rows]
-    h_r = None if h_const is not None else h if every else h[rows]
-    for i in range(len(feats)):  # features, not rows: each bincount is vectorised
-        b = block[i]
-        out[0, i] = np.bincount(b, weights=g_r, minlength=width)
-        out[2, i] = np.bincount(b, minlength=width)
-        if h_r is not None:
-            out[1, i] = np.bincount(b, weights=h_r, minlength=width)
-    if h_const is not None:
-        np.multiply(out[2], h_const, out=out[1])
-    return out
-
-
-def _admissible(CL, HL, CR, HR, min_count, min_hess):
-    return (CL >= min_count) & (CR >= min_count) & (HL >= min_hess) & (HR >= min_hess)
-
-
-def _children_score(GL, HL, GR, HR, lam, guard):
-    """GL^2/(HL+l) + GR^2/(HR+l): the part of the gain that varies within a node (the
-    scan's hot path, so without :func:`gain`'s per-candidate parent term). ``guard``: count
-    a side with HL+l <= 0 as 0, as :func:`rulegen.learn.newton.split_gain` does."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        DL, DR = HL + lam, HR + lam
-        s = GL * GL / DL
-        s += GR * GR / DR
-        if guard:
-            s = np.where(DL > 0, GL * GL / DL, 0.0) + np.where(DR > 0, GR * GR / DR, 0.0)
-    return s
-
-
-def best_numeric(hist, n_bins, G, H, C, p: SplitParams, h_const=None, estimated=False):
-    """Per feature of ``hist`` (3, q, width): (gain, bin b, missing_left); gain -inf where
-    no split is allowed. b == n_bins - 1 means every value left, missing right. ``h_const``:
-    the hessian row is the count row times it."""
-    q = hist.shape[1]
-    top = int(np.max(n_bins))  # bins past every feature's last value bin are never cut
-    if h_const is None:
-        cG, cH, cC = np.cumsum(hist[:, :, :top], axis=2)
-    else:
-        cG, cC = np.cumsum(hist[::2, :, :top], axis=2)
-        cH = cC * h_const
-    Gm, Hm, Cm = hist[0, :, -1:], hist[1, :, -1:], hist[2, :, -1:]
-    j = np.arange(top)
-    nb = np.asarray(n_bins)[:, None]
-    has_m = Cm > 0
-    min_count = max(1, p.min_child_samples)
-    lam, mcw = p.reg_lambda, p.min_child_weight
-    guard = lam <= 0 and mcw <= 0
-    base = G * G / (H + lam) if H + lam > 0 else 0.0  # the parent's term
-    r = np.arange(q)
-    # missing left (with no missing rows: either side); ties: the highest b, as LightGBM's
-    # reverse scan, which also wins ties against the missing-right pass below
-    GL, HL, CL = cG + Gm, cH + Hm, cC + Cm
-    HR = H - HL
-    CR = C - CL
-    if estimated:
-        # LightGBM scans this pass from the top bin down: the right side's count is the
-        # sum of its bins' estimates and the left side gets the rest
-        CR = cC[:, -1:] - cC
-        CL = C - CR
-    v = _children_score(GL, HL, G - GL, HR, lam, guard)
-    ok = (j < nb - 1) & _admissible(CL, HL, CR, HR, min_count, mcw)
-    v[~ok] = -np.inf
-    pos = (top - 1) - v[:, ::-1].argmax(axis=1)
-    best = v[r, pos]
-    left = has_m[:, 0].copy()
-    miss = np.flatnonzero(left)
-    if miss.size:
-        # missing right; j = nb-1 is "every value left"; ties: the lowest b
-        cG, cH, cC, nbm = cG[miss], cH[miss], cC[miss], nb[miss]
-        HR = H - cH
-        v1 = _children_score(cG, cH, G - cG, HR, lam, guard)
-        ok1 = (j <= nbm - 1) & _admissible(cC, cH, C - cC, HR, min_count, mcw)
-        v1[~ok1] = -np.inf
-        b1 = v1.argmax(axis=1)
-        val1 = v1[np.arange(miss.size), b1]
-        better = val1 > best[miss]
-        sel = miss[better]
-        best[sel], pos[sel], left[sel] = val1[better], b1[better], False
-    return best - base, pos, left
-
-
-def _scan_cuts(cnt, hess, C, H, p: SplitParams) -> list:
-    """How many of the sorted categories go to the set side at each candidate, as LightGBM's
-    scan takes them: categories join one by one; a candidate needs both sides admissible
-    (the scan stops once the other side is too small) and ``min_data_per_group`` rows joined
-    since the previous candidate. A loop over categories, never rows."""
-    min_count = max(1, p.min_child_samples)
-    cuts, left_c, left_h, group = [], 0.0, 0.0, 0.0
-    for t in range(len(cnt)):
-        left_c, left_h, group = left_c + cnt[t], left_h + hess[t], group + cnt[t]
-        if left_c < min_count or left_h < p.min_child_weight:
-            continue
-        right_c = C - left_c
-        if right_c < min_count or right_c < p.min_data_per_group or H - left_h < p.min_child_weight:
-            break
-        if group < p.min_data_per_group:
-            continue
-        group = 0.0
-        cuts.append(t + 1)
-    return cuts
-
-
-def best_categorical(hf, m, G, H, C, p: SplitParams):
-    """The best split of one categorical feature from its histogram ``hf`` (3, width)
-    (codes 0..m-1, missing last): (gain, sorted codes of the set side, missing_left), or
-    None."""
-    Gc, Hc, Cc = hf[0, :m], hf[1, :m], hf[2, :m]
-    present = np.flatnonzero(Cc > 0)
-    k = len(present)
-    if k == 0 or (k == 1 and hf[2, -1] == 0):
-        return None
-    if m <= p.max_cat_to_onehot:
-        sets = [present[i:i + 1] for i in range(k)]
-        SG, SH, SC = Gc[present], Hc[present], Cc[present]
-        lam = p.reg_lambda
-    else:
-        # as LightGBM: categories with fewer than cat_smooth rows here are never in the set
-        used = present[Cc[present] >= p.cat_smooth]
-        key = Gc[used] / (Hc[used] + p.cat_smooth)
-        order = used[np.lexsort((used, key))]
-        n_scan = min(p.max_cat_threshold, (len(used) + 1) // 2)
-        sets, sums = [], []
-        for seq in (order[:n_scan], order[::-1][:n_scan]):  # lowest ratios first, then highest
-            cum = np.cumsum(hf[:, seq], axis=1)
-            cuts = _scan_cuts(Cc[seq], Hc[seq], C, H, p)
-            sets += [seq[:t] for t in cuts]
-            sums.append(cum[:, np.asarray(cuts, dtype=np.intp) - 1])
-        SG, SH, SC = np.concatenate(sums, axis=1)
-        lam = p.reg_lambda + p.cat_l2
-    if not sets:
-        return None
-    min_count = max(1, p.min_child_samples)
-    parent = G * G / (H + p.reg_lambda) if H + p.reg_lambda > 0 else 0.0
-    # missing rows stay with the rest (child 1), as LightGBM's; the children's terms take
-    # ``lam``, the parent's reg_lambda, as LightGBM
-    v = _children_score(SG, SH, G - SG, H - SH, lam, lam <= 0) - parent
-    v = np.where(_admissible(SC, SH, C - SC, H - SH, min_count, p.min_child_weight), v, -np.inf)
-    i = int(v.argmax())  # the first best, in scan order
-    return (float(v[i]), np.sort(sets[i]), False) if v[i] > -np.inf else None
+_UNSEARCHED = object()
 
 
 class _State:
     """A node's rows and sums, its histogram once built, the family it shares with its
-    sibling (the parent's histogram, kept until the first of the two is searched), its leaf
-    value and whether the builder split it."""
+    sibling (the parent's histogram, kept until the first of the two is searched), its best
+    split once searched and its leaf value."""
 
-    __slots__ = ("G", "H", "W", "expanded", "family", "hist", "l2", "rows", "usable", "value")
+    __slots__ = ("G", "H", "W", "depth", "family", "found", "hist", "l2", "rows", "usable",
+                 "value")
 
-    def __init__(self, rows, G, H, W, family=None, usable=None, l2=0.0):
-        self.rows, self.G, self.H, self.W = rows, G, H, W
-        self.hist, self.family, self.value, self.expanded = None, family, None, False
+    def __init__(self, rows, G, H, W, family=None, usable=None, l2=0.0, depth=0):
+        self.rows, self.G, self.H, self.W, self.depth = rows, G, H, W, depth
+        self.hist, self.family, self.value = None, family, None
+        self.found = _UNSEARCHED
         self.usable = usable  # local features still worth searching (None: all)
         self.l2 = l2  # the lambda of its leaf value (categorical splits add cat_l2)
 
@@ -246,32 +73,56 @@ class _Family:
 
 
 class _Split:
-    """A node's best split; its rows are divided only if the builder takes it (leaf-wise
-    growth leaves most of the last frontier's best splits untaken)."""
+    """A node's best split: local feature ``i`` (``f`` in X), its goes-left ``table`` over
+    the feature's bins (missing last), ``cut`` (numeric: bins <= cut go left) or the set
+    ``how`` (categorical). Its rows are divided and its IR test made only when needed
+    (leaf-wise growth leaves most of the last frontier's best splits untaken)."""
 
-    __slots__ = ("cut", "f", "finder", "i", "kids", "l2", "st", "table", "usable")
+    __slots__ = ("cut", "f", "finder", "gain", "has_missing", "how", "i", "kids", "l2", "part",
+                 "st", "table", "usable")
 
-    def __init__(self, finder, st, i, f, table, cut, usable, l2):
-        self.finder, self.st, self.i, self.f, self.table = finder, st, i, f, table
-        self.cut, self.usable, self.l2, self.kids = cut, usable, l2, None
+    def __init__(self, finder, st, gain, i, f, table, how, usable, l2, has_missing):
+        self.finder, self.st, self.gain, self.i, self.f = finder, st, gain, i, f
+        self.table, self.how, self.usable, self.l2 = table, how, usable, l2
+        self.has_missing = has_missing  # the node has rows missing this feature
+        self.cut = None if isinstance(how, np.ndarray) else how
+        self.kids = self.part = None
+
+    def partition(self) -> Partition:
+        """The builder's view of the split (made once)."""
+        if self.part is None:
+            finder, f, table = self.finder, self.f, self.table
+            if self.cut is None:
+                test = CategoricalTest(f, tuple(int(c) for c in self.how))
+            else:
+                last = self.cut == len(table) - 2  # every value left, missing right
+                test = float32_test(f, np.inf if last else float(finder.bins.edges[f][self.cut]))
+            finder.routes[id(test)] = (test, f, table)
+            self.part = Partition(test, DefaultChild(0 if table[-1] else 1),
+                                  [_Child(self, 0), _Child(self, 1)], self.gain)
+        return self.part
 
     def children(self):
         if self.kids is None:
             st, finder, table = self.st, self.finder, self.table
-            c = finder.bins.codes[self.f, st.rows]
+            c = np.take(finder.bins.codes[self.f], st.rows)
             if self.cut is None:
                 left = table[c]
             else:  # numeric: comparisons are cheaper than a lookup
                 left = c <= self.cut
-                if table[-1]:
+                if table[-1] and self.has_missing:
                     left |= c == len(table) - 1
             # the children's sums from the split feature's histogram: no pass over the rows
-            GL, HL = (float(v) for v in st.hist[:2, self.i][:, table].sum(axis=1))
+            sl = finder.layout.slots(self.i)
+            GL, HL = (float(v) for v in st.hist[:2, sl][:, table].sum(axis=1))
             fam = _Family(st.hist)
-            st.hist, st.expanded = None, True
-            self.kids = (finder.state(st.rows[left], fam, self.usable, self.l2, GL, HL),
-                         finder.state(st.rows[~left], fam, self.usable, self.l2,
-                                      st.G - GL, st.H - HL))
+            st.hist = None
+            d = st.depth + 1
+            # np.compress, not rows[left]: several times faster on unpredictable masks
+            self.kids = (finder.state(np.compress(left, st.rows), fam, self.usable, self.l2,
+                                      GL, HL, d),
+                         finder.state(np.compress(~left, st.rows), fam, self.usable, self.l2,
+                                      st.G - GL, st.H - HL, d))
         return self.kids
 
 
@@ -281,11 +132,13 @@ class _Child(NodeWork):
 
     def __init__(self, split: _Split, side: int):
         self.impurity, self.depth = np.inf, 0
-        self._split, self._side = split, side
+        self._split, self._side, self._state = split, side, None
 
     @property
     def state(self):
-        return self._split.children()[self._side]
+        if self._state is None:
+            self._state = self._split.children()[self._side]
+        return self._state
 
     @property
     def rows(self):
@@ -302,26 +155,38 @@ class HistogramSplitFinder:
 
     ``bins``: :class:`~rulegen.learn.binning.Bins`; ``feats``: the sorted features this tree
     may use; ``g``, ``h``, ``w`` per training row (g and h already weighted); leaves hold
-    ``scale * -G/(H+lambda)`` (scale: the learning rate)."""
+    ``scale * -G/(H+lambda)`` (scale: the learning rate).
 
-    def __init__(self, bins, feats, g, h, w, params: SplitParams, scale: float = 1.0):
+    Two siblings are searched together, when the first of them is asked for: their
+    histograms come from one build and one subtraction, and every scan covers both nodes'
+    features in one set of array operations (the per-node cost on small data is numpy's call
+    overhead, not arithmetic)."""
+
+    def __init__(self, bins, feats, g, h, w, params: SplitParams, scale: float = 1.0,
+                 root_cache: dict | None = None):
         self.bins, self.feats = bins, np.asarray(feats, dtype=np.intp)
+        self.root_cache = root_cache
         self.g, self.h, self.w, self.p, self.scale = g, h, w, params, float(scale)
-        self.width = bins.width
         self.is_cat = bins.is_categorical[self.feats]
         self.n_bins = bins.n_bins[self.feats]
+        self.layout = Layout(self.n_bins, self.is_cat)
+        nan = bins.has_missing
+        self.has_nan = (np.ones(len(self.feats), dtype=bool) if nan is None
+                        else nan[self.feats])
         # squared error: h is constant, so its histogram is the count's multiple (with
         # h = 1 exactly the count), and unit weights make a node's weight its row count
         self.h_const = float(h[0]) if len(h) and np.all(h == h[0]) else None
         self.unit_weights = bool(np.all(w == 1.0))
         self.routes = {}  # id(test) -> (test, feature, goes-left table over its bins)
         self.summarized = []  # every node's state, in the order the builder opened them
+        self.states = []  # every state made (prefetching makes some the tree never opens)
         self.root_rows = None
         self.histograms_built = 0  # rows x features of every histogram built directly
 
     # -- nodes --------------------------------------------------------------------
 
-    def state(self, rows, family=None, usable=None, l2=None, G=None, H=None) -> _State:
+    def state(self, rows, family=None, usable=None, l2=None, G=None, H=None,
+              depth=0) -> _State:
         m = len(rows)
         if self.h_const is not None:
             H = self.h_const * m
@@ -329,17 +194,20 @@ class HistogramSplitFinder:
             H = float(self.h[rows].sum())
         G = float(self.g[rows].sum()) if G is None else G
         W = float(m) if self.unit_weights else float(self.w[rows].sum())
-        st = _State(rows, G, H, W, family, usable, self.p.reg_lambda if l2 is None else l2)
+        st = _State(rows, G, H, W, family, usable, self.p.reg_lambda if l2 is None else l2,
+                    depth)
         if family is not None:
             family.kids.append(st)
+        self.states.append(st)
         return st
 
     def release(self) -> None:
         """Drop every node's histogram and family once the tree is done: siblings and
         their family refer to one another, so without this the histograms would wait for
         the cycle collector and pile up over the rounds (tens of MB on small data)."""
-        for st in self.summarized:
-            st.hist = st.family = None
+        for st in self.states:
+            st.hist = st.family = st.found = None
+        self.states = []
 
     def root(self, rows) -> NodeWork:
         rows = np.asarray(rows, dtype=np.intp)
@@ -348,103 +216,223 @@ class HistogramSplitFinder:
 
     def summarize(self, node: NodeWork):
         st = node.state
-        st.value = self.scale * float(leaf_weight(st.G, st.H, st.l2))
+        D = st.H + st.l2
+        st.value = self.scale * (-st.G / D if D > 0 else 0.0)  # newton.leaf_weight
         self.summarized.append(st)
         return (st.value,), st.W, None
 
     def histogram(self, st: _State) -> np.ndarray:
         """The node's histogram: built from its rows, or (the larger of two siblings) the
-        parent's minus the smaller sibling's."""
+        parent's minus the smaller sibling's; both siblings' at once."""
         if st.hist is None:
-            fam = st.family
-            if fam is None or fam.hist is None:
-                st.hist = self._build(st.rows)
+            if st.family is None:
+                st.hist = self._root_histogram(st.rows)
             else:
-                a, b = fam.kids
-                small, large = (a, b) if len(a.rows) <= len(b.rows) else (b, a)
-                small.hist = self._build(small.rows)
-                large.hist = fam.hist - small.hist
-                # bins the larger child has no row in hold exact zeros, not rounding residue,
-                # so that cuts in a run of empty bins tie exactly
-                large.hist[:2, large.hist[2] == 0] = 0.0
-                fam.hist = None
+                self._family_histograms([st.family])
         return st.hist
 
-    def _build(self, rows):
-        self.histograms_built += len(rows) * len(self.feats)
-        return build_histogram(self.bins.codes, self.feats, rows, self.g, self.h, self.width,
-                               self.h_const)
+    def _family_histograms(self, fams) -> tuple[list, np.ndarray]:
+        """The histograms of the two children of each family, built as one batch: the
+        smaller children's from their rows, the larger's by subtraction. Returns the nodes
+        (the smaller children, then the larger in the same order) and their histograms
+        (3, nodes, layout.size); each node's ``hist`` is a view of it."""
+        pairs = [(a, b) if len(a.rows) <= len(b.rows) else (b, a) for a, b in
+                 (fam.kids for fam in fams)]
+        nodes = [s for s, _ in pairs] + [lg for _, lg in pairs]
+        P = len(pairs)
+        if any(fam.hist is None for fam in fams):  # built already (by histogram())
+            hist = np.stack([s.hist for s in nodes], axis=1)
+        else:
+            hist = np.empty((3, 2 * P, self.layout.size))
+            hist[:, :P] = self._build([s.rows for s in nodes[:P]])
+            parents = fams[0].hist[:, None] if P == 1 else np.stack([f.hist for f in fams], 1)
+            np.subtract(parents, hist[:, :P], out=hist[:, P:])
+            for fam in fams:
+                fam.hist = None
+            # bins a larger child has no row in hold exact zeros, not rounding residue, so
+            # that cuts in a run of empty bins tie exactly
+            large = hist[:, P:]
+            np.copyto(large[:2], 0.0, where=large[2] == 0)
+        for s, st in enumerate(nodes):
+            st.hist = hist[:, s]
+        return nodes, hist
+
+    def _root_histogram(self, rows) -> np.ndarray:
+        """The root's histogram. Its row counts are the same every round when the root
+        holds every row and the tree every feature: they are counted once per fit (in
+        ``root_cache``), a pass over all rows and features saved in every later round."""
+        cache = self.root_cache
+        every = len(rows) == self.bins.codes.shape[1] and len(self.feats) == len(self.bins.n_bins)
+        counts = cache.get("counts") if every and cache is not None else None
+        hist = self._build([rows], counts=None if counts is None else counts[None])[:, 0]
+        if every and cache is not None and counts is None:
+            cache["counts"] = hist[2].copy()
+        return hist
+
+    def _build(self, rows_list, counts=None) -> np.ndarray:
+        self.histograms_built += sum(len(r) for r in rows_list) * len(self.feats)
+        return build_histograms(self.bins.codes, self.feats, rows_list, self.g, self.h,
+                                self.layout, self.h_const, counts)
 
     # -- search -------------------------------------------------------------------
 
     def find_split(self, node: NodeWork) -> Partition | None:
         st = node.state
-        hist = self.histogram(st)
-        G, H, C = st.G, st.H, float(len(st.rows))
-        estimated = self.h_const is None and H > 0
-        if estimated:
-            # as LightGBM: with varying hessians a bin's row count is estimated from its
-            # hessian (the node's rows per unit of hessian, rounded half up)
-            hist = hist.copy()
-            hist[2] = np.floor(hist[1] * (C / H) + 0.5)
-        usable = np.ones(len(self.feats), dtype=bool) if st.usable is None else st.usable
-        gains = np.full(len(self.feats), -np.inf)
-        found = []  # (gain, local feature, how, missing_left)
-        num = np.flatnonzero(~self.is_cat & usable)
+        if st.found is _UNSEARCHED:
+            if st.family is None:  # the root
+                self._search([st], self.histogram(st)[:, None])
+            else:
+                self._search(*self._family_histograms([st.family]))
+        return None if st.found is None else st.found.partition()
+
+    def prefetch(self, parts, expansions: int, max_depth=None) -> None:
+        """The builder takes ``parts[0]`` now, may take the others (its waiting leaves) and
+        ``expansions`` splits in all. Replay its best-first choice on the gains known so far
+        (descending into children already searched) and search, as one batch, the children
+        of every split that replay takes and whose children are not searched yet. A node's
+        best split depends on its rows alone, so a wrong guess costs work, never a
+        different tree."""
+        heap = [(-np.inf, 0, parts[0].children[0]._split)]  # taken now, whatever its gain
+        heap += [(-p.improvement, i, p.children[0]._split) for i, p in enumerate(parts[1:], 1)]
+        heapq.heapify(heap)
+        order, fams = len(heap), []
+        big = GUESS_LIMIT // max(1, len(self.feats))
+        while heap and expansions > 0:
+            _, _, split = heapq.heappop(heap)
+            expansions -= 1
+            if split is None:
+                continue  # a child not searched yet, expanded in the replay
+            kids = split.kids
+            if kids is None and fams and len(split.st.rows) > big:
+                # a wrong guess costs a histogram and a division of the node's rows, a
+                # batch saves a fixed ~1 ms of numpy calls: guess only below that cost
+                kids = ()
+            else:
+                kids = split.children()
+                if max_depth is not None and kids[0].depth >= max_depth:
+                    continue  # the builder does not search them
+            if not kids or kids[0].found is _UNSEARCHED:
+                if kids:
+                    fams.append(kids[0].family)
+                # its children will take splits of the budget too, likely worth less than
+                # it: without them the replay would guess far more splits than are taken
+                gain = -GUESS_DECAY * max(split.gain, 0.0)
+                heapq.heappush(heap, (gain, order, None))
+                heapq.heappush(heap, (gain, order + 1, None))
+                order += 2
+                continue
+            for kid in kids:
+                if kid.found is not None:
+                    heapq.heappush(heap, (-kid.found.gain, order, kid.found))
+                    order += 1
+        if fams:
+            self._search(*self._family_histograms(fams))
+
+    def _search(self, nodes, hist) -> None:
+        """Sets each node's ``found``: its best split (a :class:`_Split`) or None. ``hist``
+        (3, nodes, layout.size) holds their histograms."""
+        # a node of fewer than 2 * min_child_samples rows has no admissible split (the two
+        # sides' counts add up to the node's, estimated or not): not scanned
+        need = 2 * max(1, self.p.min_child_samples)
+        live = [k for k, s in enumerate(nodes) if len(s.rows) >= need]
+        for s in nodes:
+            s.found = None
+        if len(live) < len(nodes):
+            if not live:
+                return
+            nodes, hist = [nodes[k] for k in live], hist[:, live]
+        S, q = len(nodes), len(self.feats)
+        G = np.array([s.G for s in nodes])
+        H = np.array([s.H for s in nodes])
+        C = np.array([float(len(s.rows)) for s in nodes])
+        estimated = np.zeros(S, dtype=bool) if self.h_const is not None else H > 0
+        ratio = np.divide(C, H, out=np.zeros(S), where=estimated)
+        usable = np.array([np.ones(q, dtype=bool) if s.usable is None else s.usable
+                           for s in nodes])
+        gains = np.full((S, q), -np.inf)
+        cands = [[] for _ in range(S)]  # per node: (gain, local feature, how, missing_left)
+        lay = self.layout
+        num = np.flatnonzero(~self.is_cat)
         if num.size:
-            sub = hist if num.size == len(self.feats) else hist[:, num]
-            vals, pos, left = best_numeric(sub, self.n_bins[num], G, H, C, self.p, self.h_const,
-                                           estimated)
-            gains[num] = vals
-            top = vals.max()
-            if top > -np.inf:
-                # features whose gain equals the best up to rounding (typically the same
-                # partition of the rows) tie; the lowest index wins
-                k = int(np.flatnonzero(vals >= top - TIE * abs(top))[0])
-                found.append((float(vals[k]), int(num[k]), int(pos[k]), bool(left[k])))
-        for i in np.flatnonzero(self.is_cat & usable):
-            cat = best_categorical(hist[:, i], int(self.n_bins[i]), G, H, C, self.p)
-            if cat is not None:
-                gains[i] = cat[0]
-                found.append((cat[0], int(i), cat[1], cat[2]))
-        if not found:
-            return None
-        top = max(c[0] for c in found)
-        best = min((c for c in found if c[0] >= top - TIE * abs(top)), key=lambda c: c[1])
-        if not best[0] > self.p.min_split_gain:
-            return None
-        # as LightGBM: a feature with no split gaining more than min_split_gain here is not
-        # searched again below this node
-        return self._partition(st, *best, gains > self.p.min_split_gain)
+            pos_all = np.zeros((S, q), dtype=np.intp)
+            left_all = np.zeros((S, q), dtype=bool)
+            for F, index in lay.numeric_blocks(S):
+                k = F.size
+                sub = hist[:, :, index].reshape(3, S * k, -1)
+                missing = sub[2, :, -1] > 0  # exact counts, before any estimate
+                self._estimate(sub, np.repeat(estimated, k), np.repeat(ratio, k))
+                vals, pos, left = best_numeric(sub, np.tile(self.n_bins[F], S), np.repeat(G, k),
+                                               np.repeat(H, k), np.repeat(C, k), self.p,
+                                               self.h_const, np.repeat(estimated, k), missing,
+                                               np.tile(self.has_nan[F], S))
+                gains[:, F] = vals.reshape(S, k)
+                pos_all[:, F] = pos.reshape(S, k)
+                left_all[:, F] = left.reshape(S, k)
+            vals = gains[:, num]
+            vals[~usable[:, num]] = -np.inf
+            gains[:, num] = vals
+            top = vals.max(axis=1)
+            # features whose gain equals the best up to rounding (typically the same
+            # partition of the rows) tie; the lowest index wins
+            with np.errstate(invalid="ignore"):
+                first = num[np.argmax(vals >= (top - TIE * np.abs(top))[:, None], axis=1)]
+            for s in np.flatnonzero(top > -np.inf):
+                i = int(first[s])
+                cands[s].append((float(gains[s, i]), i, int(pos_all[s, i]), bool(left_all[s, i])))
+        if lay.cat.size:
+            ns, fs = np.nonzero(usable[:, lay.cat])  # (node, feature) rows, node-major
+            sub = hist[:, ns[:, None], lay.cat_index[fs]]
+            fs = lay.cat[fs]
+            self._estimate(sub, estimated[ns], ratio[ns])
+            vals, sets = best_categorical_rows(sub, self.n_bins[fs], G[ns], H[ns], C[ns], self.p)
+            gains[ns, fs] = vals
+            for j in np.flatnonzero(vals > -np.inf):
+                cands[ns[j]].append((float(vals[j]), int(fs[j]), sets[j], False))
+        for s, found in enumerate(cands):
+            st = nodes[s]
+            if not found:
+                continue
+            top = max(c[0] for c in found)
+            best = min((c for c in found if c[0] >= top - TIE * abs(top)), key=lambda c: c[1])
+            if best[0] > self.p.min_split_gain:
+                # as LightGBM: a feature with no split gaining more than min_split_gain
+                # here is not searched again below this node
+                st.found = self._split(st, *best, gains[s] > self.p.min_split_gain)
+
+    @staticmethod
+    def _estimate(sub, estimated, ratio) -> None:
+        """As LightGBM: with varying hessians a bin's row count is estimated from its
+        hessian (the node's rows per unit of hessian, rounded half up). ``sub`` (3, rows,
+        bins) is a copy, changed in place; ``estimated``, ``ratio`` (C/H) per row."""
+        if estimated.all():
+            np.floor(sub[1] * ratio[:, None] + 0.5, out=sub[2])
+        elif estimated.any():
+            e = np.flatnonzero(estimated)
+            sub[2, e] = np.floor(sub[1, e] * ratio[e, None] + 0.5)
 
     # -- applying -------------------------------------------------------------------
 
-    def _partition(self, st, value, i, how, missing_left, usable) -> Partition:
-        f = int(self.feats[i])
-        width = self.width
-        if isinstance(how, np.ndarray):  # categorical: the set side is child 0
-            table = np.zeros(width, dtype=bool)
+    def _split(self, st, gain, i, how, missing_left, usable) -> _Split:
+        nb = int(self.n_bins[i])
+        cat = isinstance(how, np.ndarray)  # categorical: the set side is child 0
+        if cat:
+            table = np.zeros(nb + 1, dtype=bool)
             table[how] = True
-            test = CategoricalTest(f, tuple(int(c) for c in how))
         else:
-            table = np.arange(width) <= how
-            last = how == self.n_bins[i] - 1
-            test = float32_test(f, np.inf if last else float(self.bins.edges[f][how]))
-        counts = st.hist[2, i]
-        if not counts[-1] > 0 and not isinstance(how, np.ndarray):
+            table = np.arange(nb + 1) <= how
+        counts = st.hist[2, self.layout.slots(i)]
+        has_missing = bool(counts[-1] > 0)
+        if not cat and not has_missing:
             # no missing value here: missing values follow the child with more rows
             n_left = float(counts[:-1][table[:-1]].sum())
             missing_left = n_left > len(st.rows) - n_left
         table[-1] = missing_left
         # as LightGBM: the children of a categorical split (not one-vs-rest) take their
         # leaf values with the gain's lambda + cat_l2
-        many = isinstance(how, np.ndarray) and self.n_bins[i] > self.p.max_cat_to_onehot
+        many = cat and nb > self.p.max_cat_to_onehot
         l2 = self.p.reg_lambda + (self.p.cat_l2 if many else 0.0)
-        cut = None if isinstance(how, np.ndarray) else how
-        split = _Split(self, st, i, f, table, cut, usable, l2)
-        self.routes[id(test)] = (test, f, table)
-        return Partition(test, DefaultChild(0 if missing_left else 1),
-                         [_Child(split, 0), _Child(split, 1)], value)
+        return _Split(self, st, gain, i, int(self.feats[i]), table, how, usable, l2,
+                      has_missing)
 
     def leaf_values(self, tree, n: int) -> np.ndarray:
         """The leaf value of every training row 0..n-1 after :meth:`TreeBuilder.build`: the
@@ -452,8 +440,8 @@ class HistogramSplitFinder:
         (subsample, zero weight) routed by the bins too -- never by the IR's thresholds, so
         the IR can be tested against this."""
         out = np.zeros(n)
-        for st in self.summarized:
-            if not st.expanded:
+        for st, nd in zip(self.summarized, tree.nodes):  # the builder opened node i i-th
+            if isinstance(nd, Leaf):
                 out[st.rows] = st.value
         if len(self.root_rows) == n:
             return out
@@ -472,5 +460,6 @@ class HistogramSplitFinder:
             test, f, table = self.routes[id(nd.test)]
             assert test is nd.test
             left = table[codes[f, rows]]
-            slots[nd.children[0]], slots[nd.children[1]] = rows[left], rows[~left]
+            slots[nd.children[0]] = np.compress(left, rows)
+            slots[nd.children[1]] = np.compress(~left, rows)
         return out

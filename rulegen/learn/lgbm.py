@@ -135,6 +135,7 @@ class _LightGBMStyle(BoostingEstimator):
         eta = float(self.learning_rate)
         frac = settings["colsample_bytree"]
         all_feats = np.arange(p)
+        root_cache = {}  # the root's row counts, when the same every round
 
         def fit_tree(stage):
             feats = all_feats
@@ -142,7 +143,8 @@ class _LightGBMStyle(BoostingEstimator):
                 feats = np.sort(rng.choice(p, max(1, int(frac * p)), replace=False))
             gw, hw = stage.grad * w, stage.hess * w
             rows = stage.rows[w[stage.rows] > 0]
-            finder = HistogramSplitFinder(bins, feats, gw, hw, w, params, scale=eta)
+            finder = HistogramSplitFinder(bins, feats, gw, hw, w, params, scale=eta,
+                                          root_cache=root_cache)
             tree = TreeBuilder(finder, finder.summarize, limits).build(finder.root(rows))
             out = finder.leaf_values(tree, n)
             finder.release()
