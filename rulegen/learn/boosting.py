@@ -30,7 +30,7 @@ import numpy as np
 
 from rulegen.errors import LearnerError
 from rulegen.ir import evaluate
-from rulegen.ir.nodes import Leaf, Tree
+from rulegen.ir.nodes import CategoricalTest, Leaf, NumericTest, Tree
 from rulegen.learn.base import (
     Estimator,
     bad,
@@ -97,8 +97,15 @@ def validation_split(rng, n: int, fraction: float, classes=None) -> tuple[np.nda
 
 
 def leaf_index(tree: Tree, X: np.ndarray, features) -> np.ndarray:
-    """The leaf node id each row of ``X`` (float64) reaches, routed by the evaluator itself
-    (so by exactly the IR's rules for thresholds, missing values and unseen categories)."""
+    """The leaf node id each row of ``X`` reaches, routed by the evaluator itself (so by
+    exactly the IR's rules for thresholds, missing values and unseen categories). ``X`` may
+    be float32: tests in float32 and category tests answer as on its float64 copy, which is
+    made only for a tree with other tests."""
+    if X.dtype != np.float64 and not all(
+            isinstance(nd, Leaf) or isinstance(nd.test, CategoricalTest)
+            or (isinstance(nd.test, NumericTest) and nd.test.dtype == "float32")
+            for nd in tree.nodes):
+        X = X.astype(np.float64)
     ids = Tree(tuple(Leaf((float(i),)) if isinstance(nd, Leaf) else nd
                      for i, nd in enumerate(tree.nodes)))
     return evaluate.tree_output(ids, X, features, 1)[:, 0].astype(np.intp)
@@ -178,7 +185,6 @@ class TrainingData:
     """The training rows as a tree fitter needs them (after the validation split)."""
 
     X32: np.ndarray  # (n, p) float32, NaN missing, categorical columns as codes
-    X64: np.ndarray  # the same values as float64 (what the evaluator routes)
     Y: np.ndarray  # (n, K) float64 loss targets
     w: np.ndarray  # (n,) sample weights
     features: tuple  # IR Feature records (categorical ones with their labels)
@@ -194,6 +200,9 @@ class BoostingEstimator(Estimator):
     regression) and ``_tree_fitter(data, loss, rng, settings) -> fit_tree``."""
 
     _algorithm = ""
+    # tree fitters that read X by feature get TrainingData.X32 as the transpose of a
+    # (p, n) array: their finders then use that array instead of copying X per tree
+    _by_feature = False
 
     def fit(self, X, y, sample_weight=None, feature_names=None, categorical_features=None,
             categories=None, progress=None):
@@ -232,8 +241,11 @@ class BoostingEstimator(Estimator):
                 raise LearnerError("early stopping needs validation rows: raise "
                                    "validation_fraction or give more rows")
             validation = (X32[val].astype(np.float64), Y[val], w[val])
-        X32t = np.ascontiguousarray(X32[train])
-        data = TrainingData(X32t, X32t.astype(np.float64), Y[train], w[train], features,
+        X32t = X32 if validation is None else X32[train]
+        # C order as the fitters always got it (no copy if it is); or its transpose's
+        X32t = np.ascontiguousarray(X32t.T).T if self._by_feature else np.ascontiguousarray(X32t)
+        del X32  # only X32t from here: one copy of X for the whole fit
+        data = TrainingData(X32t, Y[train], w[train], features,
                             {j: len(v) for j, v in cat_labels.items()})
         if not (data.w > 0).any():
             raise LearnerError("every training row has zero weight")

@@ -223,19 +223,31 @@ def float32_test(feature: int, threshold: float) -> NumericTest:
 def presort(X32) -> np.ndarray:
     """Every feature's rows in sorted order, (n_features, n) (NaN last, ties by row id):
     trees grown on the same X pass it to ``NumericSplitFinder.root``, which filters it
-    instead of sorting again."""
-    return np.argsort(np.asarray(X32, dtype=np.float32).T, axis=1, kind="stable")
+    instead of sorting again. Row ids are int32 when they fit: half the memory of intp,
+    and every node's presorted orders are filtered from these (same dtype)."""
+    XT = np.asarray(X32, dtype=np.float32).T
+    p, n = XT.shape
+    out = np.empty((p, n), dtype=np.int32 if n < 2**31 else np.intp)
+    for f in range(p):  # one feature at a time: no (p, n) intp temporary
+        out[f] = np.argsort(XT[f], kind="stable")
+    return out
+
 
 class NumericSplitFinder:
     """CART's binary numeric splits (scikit-learn semantics, see learn/cart.py),
     for any criterion of learn/criteria.py; forests and boosting can reuse it.
 
     ``state`` of a node is ``(presorted, stats)``: its rows sorted by every
-    feature (best splitter; shape (n_features, n) of global ids, missing last),
+    feature (best splitter; shape (n_features, n) of global ids, int32 as from
+    :func:`presort`, missing last),
     which children get by a stable filter -- so a node costs O(n_features * n)
     plus the criterion, never a sort -- and its criterion stats. Rows within a
     node must be distinct: give bootstrap multiplicities as weights.
     """
+
+    # elements per (features x rows) work array of the search: a block's criterion
+    # temporaries (a dozen float64 arrays) stay at a few MB even at the root of a big set
+    _block = 1 << 18
 
     def __init__(self, X32, T, w, criterion, *, splitter="best", max_features=None,
                  min_samples_leaf=1, min_weight_leaf=0.0, rng=None):
@@ -262,7 +274,8 @@ class NumericSplitFinder:
         state = None
         if self.splitter == "best":
             if order is None:
-                state = rows[np.argsort(self.XT[:, rows], axis=1, kind="stable")]
+                ids = rows.astype(np.int32) if self.XT.shape[1] < 2**31 else rows
+                state = ids[presort(self.XT[:, rows].T)]
             elif len(rows) == order.shape[1]:
                 state = order
             else:
@@ -280,7 +293,7 @@ class NumericSplitFinder:
     def _missing_counts(self, rows) -> np.ndarray:
         nm = np.zeros(self.XT.shape[0], dtype=np.intp)
         if self.nan_features.size:
-            nm[self.nan_features] = self.isnan[self.nan_features][:, rows].sum(axis=1)
+            nm[self.nan_features] = self.isnan[self.nan_features[:, None], rows].sum(axis=1)
         return nm
 
     def _visit(self, lo, hi, nm, n) -> np.ndarray:
@@ -316,11 +329,26 @@ class NumericSplitFinder:
     def best_numeric(self, node: NodeWork, feats, nm, lo, hi):
         """The best split of ``feats`` as (proxy, feature, threshold, missing_left), or None;
         the earliest feature wins ties."""
-        search = self._best_block if self.splitter == "best" else self._random_block
+        n = len(node.rows)
+        step = max(1, self._block // n)
+        if self.splitter == "best":
+            blocks = [(feats[i:i + step], None) for i in range(0, len(feats), step)]
+        else:
+            # thresholds are drawn per block of _BLOCK elements as they always were (the
+            # random stream must not depend on the work-array size), then searched by step
+            draw = max(1, _BLOCK // n)
+            blocks = []
+            for i in range(0, len(feats), draw):
+                F = feats[i:i + draw]
+                thr, dirs = self._random_draw(F, nm, lo, hi)
+                blocks += [(F[j:j + step], (thr[j:j + step], dirs[j:j + step]))
+                           for j in range(0, len(F), step)]
         best = None
-        step = max(1, _BLOCK // len(node.rows))
-        for start in range(0, len(feats), step):
-            found = search(node, feats[start:start + step], nm, lo, hi)
+        for F, drawn in blocks:
+            if drawn is None:
+                found = self._best_block(node, F, nm, lo, hi)
+            else:
+                found = self._random_block(node, F, nm, *drawn)
             if found is not None and (best is None or found[0] > best[0]):
                 best = found
         return best
@@ -346,9 +374,11 @@ class NumericSplitFinder:
         Returns the best proxy, its position and whether pass 2 won, per row of S."""
         n = S.shape[1]
         i = np.arange(1, n)
-        wl, wr, proxy = self.criterion.prefix_proxy(self.T, self.w, S)
+        wl, wr, p1 = self.criterion.prefix_proxy(self.T, self.w, S)
         valid = (boundary | ((i == nn[:, None]) & (nm[:, None] > 0))) & self._leaf_ok(n, i, wl, wr)
-        p1 = np.where(valid, proxy, -np.inf)
+        del wl, wr  # (q, n) float64 each: free before pass 2 makes its own
+        np.putmask(p1, ~valid, -np.inf)
+        del valid
         pos = p1.argmax(axis=1)
         val = p1[np.arange(len(S)), pos]
         left_pass = np.zeros(len(S), dtype=bool)
@@ -370,7 +400,7 @@ class NumericSplitFinder:
         return val, pos, left_pass
 
     def _best_block(self, node, F, nm_all, lo, hi):
-        S = node.state[0][F]
+        S = node.state[0][F].astype(np.intp)  # gathers by int32 ids are ~2x slower
         n = S.shape[1]
         V = self.XT[F[:, None], S]
         nm = nm_all[F]
@@ -394,16 +424,20 @@ class NumericSplitFinder:
             missing_left = n_left > n - n_left
         return float(val[r]), int(F[r]), threshold, missing_left
 
-    def _random_block(self, node, F, nm_all, lo, hi):
-        rows = node.rows
-        n, q = len(rows), len(F)
+    def _random_draw(self, F, nm_all, lo, hi):
+        """Each feature's random threshold and missing direction."""
+        q = len(F)
         lo64, hi64 = lo[F].astype(np.float64), hi[F].astype(np.float64)
         thr = lo64 + (hi64 - lo64) * self.rng.random(q)
         thr = np.where(thr == hi64, lo64, thr)  # as sklearn: never split above the max
-        nm = nm_all[F]
         draw = self.rng.integers(0, 2, q).astype(bool)
-        dirs = np.where(nm > 0, draw, False)
-        X = self.XT[F][:, rows].astype(np.float64)
+        return thr, np.where(nm_all[F] > 0, draw, False)
+
+    def _random_block(self, node, F, nm_all, thr, dirs):
+        rows = node.rows
+        n, q = len(rows), len(F)
+        nm = nm_all[F]
+        X = self.XT[F[:, None], rows].astype(np.float64)
         left = np.where(np.isnan(X), dirs[:, None], X <= thr[:, None])
         n_left = left.sum(axis=1)
         seqs = rows[np.argsort(~left, axis=1, kind="stable")]
@@ -439,7 +473,8 @@ class NumericSplitFinder:
             self._mask[rows_l] = True
             m = self._mask[S]
             self._mask[rows_l] = False
-            sorted_l, sorted_r = S[m].reshape(len(S), -1), S[~m].reshape(len(S), -1)
+            sorted_l = S[m].reshape(len(S), -1)
+            sorted_r = S[np.logical_not(m, out=m)].reshape(len(S), -1)  # in place: (p, n) bools
         w = self.w
         st_l, st_r = self.criterion.children_stats(self.T, w, rows_l, rows_r)
         w_node = node.state[1].weight

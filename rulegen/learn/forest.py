@@ -182,13 +182,16 @@ class _BaseForest(Estimator):
         w, _ = self._check_weights(sample_weight, n)
         width = len(target.classes) if self._classifier else target.n_outputs
         spec = tree_spec(self, n, p, self._criteria, width)
-        X64 = np.asarray(X, dtype=np.float64)  # oblique sums use the inputs as the IR will
+        X64 = None  # oblique sums use the inputs as the IR will, and so does OOB routing
+        if oblique is not None or self.oob_score:
+            X64 = np.asarray(X, dtype=np.float64)
         scale = np.ones(p)
         if oblique is not None:
             scale = input_scale(X64, w, cat_labels) if self.standardize else scale
             oblique.update(X64T=np.ascontiguousarray(X64.T), scale=scale)
         features = features_of(names, cat_labels)
         grower = TreeGrower(X32, T, spec, {j: len(v) for j, v in cat_labels.items()}, oblique)
+        del X32  # the grower holds its own transposed copy
         self._seeds = np.random.SeedSequence(self.random_state).spawn(self.n_estimators)
         self._n_draw = n_draw if self.bootstrap else None  # None: no bootstrap
         oob = _OOB(n, width) if self.oob_score else None

@@ -68,6 +68,7 @@ class _GradientBoosting(BoostingEstimator):
     _params = _PARAMS
     _algorithm = "gradient_boosting"
     _losses: tuple = ()
+    _by_feature = True
 
     def __init__(self, loss, learning_rate=0.1, n_estimators=100, subsample=1.0, max_depth=3,
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
@@ -132,7 +133,7 @@ class _GradientBoosting(BoostingEstimator):
                                   min_weight_leaf=min_weight_leaf, rng=rng, **extra)
             root = finder.root(rows, order)
             tree = TreeBuilder(finder, finder.summarize, limits).build(root)
-            leaf = leaf_index(tree, data.X64, data.features)
+            leaf = leaf_index(tree, data.X32, data.features)
             ids = np.flatnonzero([isinstance(nd, Leaf) for nd in tree.nodes])
             compact = np.zeros(len(tree.nodes), dtype=np.intp)
             compact[ids] = np.arange(len(ids))

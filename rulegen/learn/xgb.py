@@ -41,7 +41,7 @@ from rulegen.learn.boosting import (
     check_fraction,
     leaf_index,
 )
-from rulegen.learn.builder import GrowthLimits, TreeBuilder
+from rulegen.learn.builder import GrowthLimits, TreeBuilder, presort
 from rulegen.learn.losses import make_loss
 from rulegen.learn.newton import NewtonSplitFinder, finish_tree, quantile_bins
 
@@ -61,6 +61,7 @@ def _draw(rng, feats, fraction):
 class _NewtonBoosting(BoostingEstimator):
     _params = _PARAMS
     _algorithm = "xgboost_style"
+    _by_feature = True
 
     def __init__(self, n_estimators=100, learning_rate=0.3, max_depth=6, reg_lambda=1.0,
                  gamma=0.0, min_child_weight=1.0, subsample=1.0, colsample_bytree=1.0,
@@ -108,8 +109,8 @@ class _NewtonBoosting(BoostingEstimator):
 
     def _tree_fitter(self, data, loss, rng, settings):
         w = data.w
-        XT = np.ascontiguousarray(data.X32.T)
-        order = np.argsort(XT, axis=1, kind="stable")  # once per fit; NaN sorts last
+        XT = np.ascontiguousarray(data.X32.T)  # no copy: X32 is a transposed view
+        order = presort(data.X32)  # once per fit; NaN sorts last
         all_feats = np.arange(XT.shape[0])
         limits = GrowthLimits(max_depth=self.max_depth)
         lam, eta = float(self.reg_lambda), float(self.learning_rate)
@@ -133,7 +134,7 @@ class _NewtonBoosting(BoostingEstimator):
                                        features_at=features_at, categorical=data.categorical,
                                        **search)
             tree = TreeBuilder(finder, finder.summarize, limits).build(finder.root(rows))
-            leaf = leaf_index(tree, data.X64, data.features)
+            leaf = leaf_index(tree, data.X32, data.features)
             tree, leaf, values = finish_tree(tree, leaf, rows, gw, hw, w, reg_lambda=lam,
                                              gamma=float(self.gamma), scale=eta)
             return tree, values[leaf]

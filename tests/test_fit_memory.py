@@ -1,0 +1,97 @@
+"""Memory of the presorted learners (forests, gradient boosting, XGBoost-style): presorted
+row orders are int32, and a fit's peak stays a small multiple of the data, not of
+(features x rows) float64 work arrays or of float64 copies of X."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from rulegen.learn.builder import NumericSplitFinder, presort
+from rulegen.learn.criteria import Gini, SquaredError
+from rulegen.learn.forest import RandomForestRegressor
+from rulegen.learn.gbdt import GradientBoostingRegressor
+from rulegen.learn.newton import NewtonSplitFinder
+from rulegen.learn.xgb import NewtonBoostingRegressor
+
+
+def _data(n, p, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p)).astype(np.float32)
+    X[rng.random((n, p)) < 0.05] = np.nan
+    y = np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) ** 2 + rng.normal(scale=0.5, size=n)
+    return X, y
+
+
+def test_presorted_orders_are_int32_down_the_tree():
+    X, y = _data(500, 4)
+    order = presort(X)
+    assert order.dtype == np.int32
+    assert np.array_equal(order, np.argsort(X.T, axis=1, kind="stable"))
+    T = (y > 1).astype(np.intp)
+    w = np.ones(len(y))
+    for given in (order, None):  # filtered from presort's orders, or sorted by the root
+        finder = NumericSplitFinder(X, T, w, Gini(2))
+        root = finder.root(np.arange(0, 500, 2), given)
+        assert root.state[0].dtype == np.int32
+        part = finder.find_split(root)
+        assert part is not None
+        for child in part.children:
+            assert child.state[0].dtype == np.int32
+            assert child.state[0].shape == (4, len(child.rows))
+
+
+def test_newton_root_shares_the_presorted_orders():
+    X, y = _data(400, 3)
+    XT = np.ascontiguousarray(X.T)
+    order = presort(X)
+    g, h = y - y.mean(), np.ones(len(y))
+    finder = NewtonSplitFinder(XT, g, h, reg_lambda=1.0, min_child_weight=1.0,
+                               features_at=lambda depth: np.arange(3), order=order)
+    assert finder.root(np.arange(400)).state[0] is order  # every row: no copy
+    sub = finder.root(np.arange(0, 400, 3)).state[0]
+    assert sub.dtype == np.int32 and sub.shape == (3, 134)
+    part = finder.find_split(finder.root(np.arange(400)))
+    assert all(c.state[0].dtype == np.int32 for c in part.children)
+
+
+def _fit_peak(est, X, y) -> int:
+    """Bytes allocated at the peak of ``est.fit(X, y)`` above what was allocated before."""
+    started = not tracemalloc.is_tracing()
+    if started:
+        tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        est.fit(X, y)
+        return tracemalloc.get_traced_memory()[1] - before
+    finally:
+        if started:
+            tracemalloc.stop()
+
+
+@pytest.mark.parametrize("est", [
+    RandomForestRegressor(n_estimators=2, max_depth=4, random_state=0),
+    GradientBoostingRegressor(n_estimators=2, max_depth=3, random_state=0),
+    NewtonBoostingRegressor(n_estimators=2, max_depth=3, random_state=0),
+], ids=["forest", "gbdt", "xgb"])
+def test_fit_peak_is_a_few_copies_of_the_data(est):
+    # X as float32 is 6 MB. The fit holds a transposed copy, the int32 orders, the root's
+    # filtered orders, a few per-row arrays and work arrays of NumericSplitFinder._block
+    # elements: about 10x X here. Blocks of (features x rows) float64 temporaries, or
+    # float64 copies of X, took it to 30-45x.
+    X, y = _data(150_000, 10)
+    peak = _fit_peak(est, X, y)
+    assert peak < 16 * X.nbytes, f"fit peak {peak / 2**20:.0f} MB for {X.nbytes / 2**20:.0f} MB of X"
+    assert est.model_.trees  # (the fit really ran)
+
+
+def test_regression_root_presorted_by_finder_matches_presort():
+    X, y = _data(300, 5)
+    w = np.ones(len(y))
+    rows = np.arange(1, 300, 2)
+    a = NumericSplitFinder(X, y[:, None], w, SquaredError(1)).root(rows, presort(X))
+    b = NumericSplitFinder(X, y[:, None], w, SquaredError(1)).root(rows)
+    assert np.array_equal(a.state[0], b.state[0]) and a.state[0].dtype == b.state[0].dtype
