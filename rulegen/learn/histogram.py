@@ -202,10 +202,17 @@ class HistogramSplitFinder:
         return st
 
     def release(self) -> None:
-        """Drop every node's histogram and family once the tree is done: siblings and
-        their family refer to one another, so without this the histograms would wait for
-        the cycle collector and pile up over the rounds (tens of MB on small data)."""
+        """Drop every node's histogram, family and split once the tree is done: siblings
+        and their family, a split and its children refer to one another, so without this
+        the histograms and row lists would wait for the cycle collector and pile up over
+        the rounds (tens of MB on small data, hundreds on big)."""
         for st in self.states:
+            split = st.found
+            if split is not None and split is not _UNSEARCHED:
+                # a split, its Partition and the Partition's children refer to one another
+                if split.part is not None:
+                    split.part.children = []
+                split.part = split.kids = split.st = None
             st.hist = st.family = st.found = None
         self.states = []
 
