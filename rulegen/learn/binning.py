@@ -59,11 +59,7 @@ class Bins:
     edges: list
     width: int
     is_categorical: np.ndarray
-    has_missing: np.ndarray | None = None  # (p,) the column has NaN (LightGBM's missing type)
-
-    @property
-    def missing_bins(self) -> np.ndarray:
-        return self.n_bins
+    has_missing: np.ndarray  # (p,) the column has NaN (LightGBM's missing type)
 
 
 def _greedy_cuts(counts: np.ndarray, max_bin: int) -> np.ndarray:
@@ -193,7 +189,7 @@ class Layout:
         # numeric features in groups of similar bin counts (ascending feature index within
         # each), each scanned as one (features, bins) block: padding to the widest feature
         # of all would make every feature as costly as the widest
-        num = np.flatnonzero(~is_cat)
+        num = self.num = np.flatnonzero(~is_cat)
         bounds = np.searchsorted(_GROUPS, self.n_bins[num], side="left")
         groups = [F for F in (num[bounds == g] for g in range(len(_GROUPS) + 1)) if F.size]
         self.num_blocks = {False: [(num, self.block(num))] if num.size else [],

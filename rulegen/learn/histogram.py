@@ -170,9 +170,7 @@ class HistogramSplitFinder:
         self.is_cat = bins.is_categorical[self.feats]
         self.n_bins = bins.n_bins[self.feats]
         self.layout = Layout(self.n_bins, self.is_cat)
-        nan = bins.has_missing
-        self.has_nan = (np.ones(len(self.feats), dtype=bool) if nan is None
-                        else nan[self.feats])
+        self.has_nan = bins.has_missing[self.feats]
         # squared error: h is constant, so its histogram is the count's multiple (with
         # h = 1 exactly the count), and unit weights make a node's weight its row count
         self.h_const = float(h[0]) if len(h) and np.all(h == h[0]) else None
@@ -230,13 +228,18 @@ class HistogramSplitFinder:
 
     def histogram(self, st: _State) -> np.ndarray:
         """The node's histogram: built from its rows, or (the larger of two siblings) the
-        parent's minus the smaller sibling's; both siblings' at once."""
-        if st.hist is None:
-            if st.family is None:
-                st.hist = self._root_histogram(st.rows)
-            else:
-                self._family_histograms([st.family])
+        parent's minus the smaller sibling's -- both siblings' at once, when the node is
+        searched (which this does if it is not yet)."""
+        self._search_node(st)
         return st.hist
+
+    def _search_node(self, st: _State) -> None:
+        if st.found is _UNSEARCHED:
+            if st.family is None:  # the root
+                st.hist = self._root_histogram(st.rows)
+                self._search([st], st.hist[:, None])
+            else:
+                self._search(*self._family_histograms([st.family]))
 
     def _family_histograms(self, fams) -> tuple[list, np.ndarray]:
         """The histograms of the two children of each family, built as one batch: the
@@ -247,19 +250,16 @@ class HistogramSplitFinder:
                  (fam.kids for fam in fams)]
         nodes = [s for s, _ in pairs] + [lg for _, lg in pairs]
         P = len(pairs)
-        if any(fam.hist is None for fam in fams):  # built already (by histogram())
-            hist = np.stack([s.hist for s in nodes], axis=1)
-        else:
-            hist = np.empty((3, 2 * P, self.layout.size))
-            hist[:, :P] = self._build([s.rows for s in nodes[:P]])
-            parents = fams[0].hist[:, None] if P == 1 else np.stack([f.hist for f in fams], 1)
-            np.subtract(parents, hist[:, :P], out=hist[:, P:])
-            for fam in fams:
-                fam.hist = None
-            # bins a larger child has no row in hold exact zeros, not rounding residue, so
-            # that cuts in a run of empty bins tie exactly
-            large = hist[:, P:]
-            np.copyto(large[:2], 0.0, where=large[2] == 0)
+        hist = np.empty((3, 2 * P, self.layout.size))
+        hist[:, :P] = self._build([s.rows for s in nodes[:P]])
+        parents = fams[0].hist[:, None] if P == 1 else np.stack([f.hist for f in fams], 1)
+        np.subtract(parents, hist[:, :P], out=hist[:, P:])
+        for fam in fams:
+            fam.hist = None
+        # bins a larger child has no row in hold exact zeros, not rounding residue, so that
+        # cuts in a run of empty bins tie exactly
+        large = hist[:, P:]
+        np.copyto(large[:2], 0.0, where=large[2] == 0)
         for s, st in enumerate(nodes):
             st.hist = hist[:, s]
         return nodes, hist
@@ -285,11 +285,7 @@ class HistogramSplitFinder:
 
     def find_split(self, node: NodeWork) -> Partition | None:
         st = node.state
-        if st.found is _UNSEARCHED:
-            if st.family is None:  # the root
-                self._search([st], self.histogram(st)[:, None])
-            else:
-                self._search(*self._family_histograms([st.family]))
+        self._search_node(st)
         return None if st.found is None else st.found.partition()
 
     def prefetch(self, parts, expansions: int, max_depth=None) -> None:
@@ -359,7 +355,7 @@ class HistogramSplitFinder:
         gains = np.full((S, q), -np.inf)
         cands = [[] for _ in range(S)]  # per node: (gain, local feature, how, missing_left)
         lay = self.layout
-        num = np.flatnonzero(~self.is_cat)
+        num = lay.num
         if num.size:
             pos_all = np.zeros((S, q), dtype=np.intp)
             left_all = np.zeros((S, q), dtype=bool)
