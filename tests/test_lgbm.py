@@ -23,7 +23,7 @@ import rulegen.learn.histogram as histogram_module
 from rulegen.errors import LearnerError
 from rulegen.ir import evaluate, serialize
 from rulegen.ir.nodes import CategoricalTest, DefaultChild, Feature, Leaf, Split, Tree
-from rulegen.learn import binning
+from rulegen.learn import binning, kernels
 from rulegen.learn.binning import Layout, bin_features, build_histograms
 from rulegen.learn.builder import float32_test
 from rulegen.learn.histogram import HistogramSplitFinder
@@ -447,6 +447,7 @@ def test_batching_and_searching_ahead_change_the_work_never_the_model(mixed, mon
                                       ("guess all", 1 << 40, 1 << 40, True)):
         if guess is not None:
             monkeypatch.setattr(histogram_module, "GUESS_LIMIT", guess)
+            monkeypatch.setattr(histogram_module, "GUESS_LIMIT_COMPILED", guess)
             monkeypatch.setattr(binning, "SMALL_BLOCK", small)
         monkeypatch.setattr(HistogramSplitFinder, "__init__", _with_cache(cache))
         searched.clear()
@@ -455,6 +456,10 @@ def test_batching_and_searching_ahead_change_the_work_never_the_model(mixed, mon
         monkeypatch.undo()
         monkeypatch.setattr(HistogramSplitFinder, "_search", counting)
     assert models["one by one"] == models["default"] == models["guess all"]
+    # and from numpy alone, without the compiled kernels (tests/test_kernels.py)
+    monkeypatch.setattr(kernels, "ENABLED", False)
+    assert serialize.dumps(est.fit(X, target, categorical_features=[2]).model_) == \
+        models["default"]
     # the settings did change the work: fewer, bigger batches when guessing
     (b1, n1), (b2, n2) = models["one by one batches"], models["guess all batches"]
     assert b2 < b1 and n2 / b2 > n1 / b1

@@ -41,6 +41,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rulegen.learn import kernels
+
 BIN_SAMPLE = 200_000
 ZERO = 1e-35  # |x| <= ZERO is zero (LightGBM's kZeroThreshold)
 
@@ -201,6 +203,7 @@ class Layout:
                                / max(1, cells[0] - cells[1]))  # nodes per batch
         self.cat = np.flatnonzero(is_cat)
         self.cat_index = self.block(self.cat)
+        self.cat_position = np.cumsum(is_cat) - 1  # feature i is cat[cat_position[i]]
 
     def numeric_blocks(self, nodes: int) -> list:
         """(features, slot index) blocks to scan the numeric features of ``nodes`` nodes in."""
@@ -233,7 +236,15 @@ def build_histograms(codes, feats, rows_list, g, h, layout: Layout, h_const=None
     out = np.zeros((3, P, size))
     if counts is not None:
         out[2] = counts
-    if total * q <= SMALL_BLOCK:
+    if kernels.enabled():
+        rows = rows_list[0] if P == 1 else np.concatenate(rows_list)
+        starts = np.zeros(P + 1, dtype=np.intp)
+        np.cumsum(sizes, out=starts[1:])
+        kernels.build_histograms(codes, np.asarray(feats, dtype=np.intp), layout.off, rows,
+                                 starts, g,
+                                 g if h_const is not None else h, out, h_const is None,
+                                 counts is None)
+    elif total * q <= SMALL_BLOCK:
         # small nodes: numpy's call overhead dominates, so every (node, feature) gets its
         # own range of one index and one bincount per sum covers them all
         rows = rows_list[0] if P == 1 else np.concatenate(rows_list)

@@ -107,7 +107,9 @@ class TreeBuilder:
         if ((lim.max_depth is not None and node.depth >= lim.max_depth)
                 or n < lim.min_samples_split
                 or n < 2 * lim.min_samples_leaf
-                or float(node.weights.sum()) < 2 * lim.min_weight_leaf
+                # (weights are >= 0: with no minimum the sum need not be taken)
+                or (lim.min_weight_leaf > 0
+                    and float(node.weights.sum()) < 2 * lim.min_weight_leaf)
                 or node.impurity <= EPSILON):
             return None
         part = self.finder.find_split(node)

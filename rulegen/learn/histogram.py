@@ -31,6 +31,7 @@ import heapq
 import numpy as np
 
 from rulegen.ir.nodes import CategoricalTest, DefaultChild, Leaf
+from rulegen.learn import kernels
 from rulegen.learn.binning import Layout, build_histograms
 from rulegen.learn.builder import NodeWork, Partition, float32_test
 from rulegen.learn.histogram_scan import (
@@ -43,6 +44,7 @@ from rulegen.learn.histogram_scan import (
 __all__ = ["HistogramSplitFinder", "SplitParams"]
 
 GUESS_LIMIT = 1 << 14  # rows x features above which a node's split is never searched ahead
+GUESS_LIMIT_COMPILED = 1 << 18  # the same with the compiled kernels: a wrong guess costs less
 GUESS_DECAY = 1.0  # a child's gain, guessed before it is searched, as a share of its parent's
 
 
@@ -105,25 +107,39 @@ class _Split:
     def children(self):
         if self.kids is None:
             st, finder, table = self.st, self.finder, self.table
-            c = np.take(finder.bins.codes[self.f], st.rows)
-            if self.cut is None:
-                left = table[c]
-            else:  # numeric: comparisons are cheaper than a lookup
-                left = c <= self.cut
-                if table[-1] and self.has_missing:
-                    left |= c == len(table) - 1
-            # the children's sums from the split feature's histogram: no pass over the rows
             sl = finder.layout.slots(self.i)
-            GL, HL = (float(v) for v in st.hist[:2, sl][:, table].sum(axis=1))
+            if kernels.enabled():
+                rows, n_left, GL, HL = kernels.divide(finder.bins.codes, self.f, st.rows,
+                                                      table, st.hist, sl.start)
+                left_rows, right_rows = rows[:n_left], rows[n_left:]
+            else:
+                c = np.take(finder.bins.codes[self.f], st.rows)
+                if self.cut is None:
+                    left = table[c]
+                else:  # numeric: comparisons are cheaper than a lookup
+                    left = c <= self.cut
+                    if table[-1] and self.has_missing:
+                        left |= c == len(table) - 1
+                # np.compress, not rows[left]: several times faster on unpredictable masks
+                left_rows, right_rows = np.compress(left, st.rows), np.compress(~left, st.rows)
+                GL, HL = _left_sums(st.hist[:2, sl], table)
             fam = _Family(st.hist)
             st.hist = None
             d = st.depth + 1
-            # np.compress, not rows[left]: several times faster on unpredictable masks
-            self.kids = (finder.state(np.compress(left, st.rows), fam, self.usable, self.l2,
-                                      GL, HL, d),
-                         finder.state(np.compress(~left, st.rows), fam, self.usable, self.l2,
-                                      st.G - GL, st.H - HL, d))
+            self.kids = (finder.state(left_rows, fam, self.usable, self.l2, GL, HL, d),
+                         finder.state(right_rows, fam, self.usable, self.l2, st.G - GL,
+                                      st.H - HL, d))
         return self.kids
+
+
+def _left_sums(gh, table) -> tuple[float, float]:
+    """The g and h sums of a split's left side from the split feature's histogram ``gh``
+    (2, bins): its bins added in bin order from 0.0 -- for a numeric split exactly the sums
+    its scan found (bins <= cut, then the missing bin)."""
+    acc = np.zeros((2, int(table.sum()) + 1))
+    acc[:, 1:] = gh[:, table]
+    GL, HL = np.cumsum(acc, axis=1)[:, -1].tolist()
+    return GL, HL
 
 
 class _Child(NodeWork):
@@ -148,6 +164,14 @@ class _Child(NodeWork):
     def weights(self):
         finder, rows = self._split.finder, self.state.rows
         return np.broadcast_to(1.0, rows.shape) if finder.unit_weights else finder.w[rows]
+
+
+def _concatenated(rows_list):
+    """One index of several nodes' rows, and where each node's start (len + 1)."""
+    rows = rows_list[0] if len(rows_list) == 1 else np.concatenate(rows_list)
+    starts = np.zeros(len(rows_list) + 1, dtype=np.intp)
+    np.cumsum([len(r) for r in rows_list], out=starts[1:])
+    return rows, starts
 
 
 class HistogramSplitFinder:
@@ -251,15 +275,23 @@ class HistogramSplitFinder:
         nodes = [s for s, _ in pairs] + [lg for _, lg in pairs]
         P = len(pairs)
         hist = np.empty((3, 2 * P, self.layout.size))
-        hist[:, :P] = self._build([s.rows for s in nodes[:P]])
         parents = fams[0].hist[:, None] if P == 1 else np.stack([f.hist for f in fams], 1)
-        np.subtract(parents, hist[:, :P], out=hist[:, P:])
         for fam in fams:
             fam.hist = None
-        # bins a larger child has no row in hold exact zeros, not rounding residue, so that
-        # cuts in a run of empty bins tie exactly
-        large = hist[:, P:]
-        np.copyto(large[:2], 0.0, where=large[2] == 0)
+        if kernels.enabled():
+            rows, starts = _concatenated([s.rows for s in nodes[:P]])
+            self.histograms_built += len(rows) * len(self.feats)
+            hc = self.h_const
+            kernels.family_histograms(self.bins.codes, self.feats, self.layout.off, rows,
+                                      starts, self.g, self.g if hc is not None else self.h,
+                                      hc is None, hc or 0.0, hc is not None, parents, hist)
+        else:
+            hist[:, :P] = self._build([s.rows for s in nodes[:P]])
+            np.subtract(parents, hist[:, :P], out=hist[:, P:])
+            # bins a larger child has no row in hold exact zeros, not rounding residue, so
+            # that cuts in a run of empty bins tie exactly
+            large = hist[:, P:]
+            np.copyto(large[:2], 0.0, where=large[2] == 0)
         for s, st in enumerate(nodes):
             st.hist = hist[:, s]
         return nodes, hist
@@ -299,7 +331,8 @@ class HistogramSplitFinder:
         heap += [(-p.improvement, i, p.children[0]._split) for i, p in enumerate(parts[1:], 1)]
         heapq.heapify(heap)
         order, fams = len(heap), []
-        big = GUESS_LIMIT // max(1, len(self.feats))
+        limit = GUESS_LIMIT_COMPILED if kernels.enabled() else GUESS_LIMIT
+        big = limit // max(1, len(self.feats))
         while heap and expansions > 0:
             _, _, split = heapq.heappop(heap)
             expansions -= 1
@@ -353,6 +386,47 @@ class HistogramSplitFinder:
         usable = np.array([np.ones(q, dtype=bool) if s.usable is None else s.usable
                            for s in nodes])
         gains = np.full((S, q), -np.inf)
+        search = self._compiled if kernels.enabled() else self._scan
+        for s, (i, gain, how, missing_left) in search(hist, G, H, C, estimated, ratio, usable,
+                                                       gains):
+            # as LightGBM: a feature with no split gaining more than min_split_gain here
+            # is not searched again below this node
+            nodes[s].found = self._split(nodes[s], gain, i, how, missing_left,
+                                         gains[s] > self.p.min_split_gain)
+
+    def _compiled(self, hist, G, H, C, estimated, ratio, usable, gains):
+        """:meth:`_scan` in one compiled call (:mod:`rulegen.learn.kernels`): the same
+        splits, bit for bit."""
+        S, p, lay = len(G), self.p, self.layout
+        lam, mcw = p.reg_lambda, p.min_child_weight
+        best_f = np.empty(S, dtype=np.intp)
+        best_gain = np.empty(S)
+        best_pos = np.empty(S, dtype=np.intp)
+        best_left = np.empty(S, dtype=bool)
+        sets = np.zeros((S, lay.cat.size, max(1, p.max_cat_threshold)), dtype=np.intp)
+        sizes = np.zeros((S, lay.cat.size), dtype=np.intp)
+        kernels.search(hist, lay.off, self.n_bins, lay.num, lay.cat, usable, G, H, C,
+                       estimated, ratio, self.has_nan, self.h_const or 0.0,
+                       self.h_const is not None, lam, max(1, p.min_child_samples), mcw,
+                       p.min_split_gain, TIE, p.cat_smooth, p.cat_l2, p.max_cat_threshold,
+                       p.min_data_per_group, p.max_cat_to_onehot, gains, best_f, best_gain,
+                       best_pos, best_left, sets, sizes)
+        out = []
+        for s in np.flatnonzero(best_f >= 0).tolist():
+            i = int(best_f[s])
+            if self.is_cat[i]:
+                a = int(lay.cat_position[i])
+                out.append((s, (i, float(best_gain[s]), sets[s, a, :sizes[s, a]], False)))
+            else:
+                out.append((s, (i, float(best_gain[s]), int(best_pos[s]),
+                                bool(best_left[s]))))
+        return out
+
+    def _scan(self, hist, G, H, C, estimated, ratio, usable, gains):
+        """The numpy scans of every node and feature (:mod:`rulegen.learn.histogram_scan`)
+        and each node's choice: (node, (feature, gain, cut bin or set, missing_left)) for
+        the nodes with a split gaining more than ``min_split_gain``. Fills ``gains``."""
+        S, q = len(G), len(self.feats)
         cands = [[] for _ in range(S)]  # per node: (gain, local feature, how, missing_left)
         lay = self.layout
         num = lay.num
@@ -391,16 +465,16 @@ class HistogramSplitFinder:
             gains[ns, fs] = vals
             for j in np.flatnonzero(vals > -np.inf):
                 cands[ns[j]].append((float(vals[j]), int(fs[j]), sets[j], False))
+        out = []
         for s, found in enumerate(cands):
-            st = nodes[s]
             if not found:
                 continue
             top = max(c[0] for c in found)
-            best = min((c for c in found if c[0] >= top - TIE * abs(top)), key=lambda c: c[1])
-            if best[0] > self.p.min_split_gain:
-                # as LightGBM: a feature with no split gaining more than min_split_gain
-                # here is not searched again below this node
-                st.found = self._split(st, *best, gains[s] > self.p.min_split_gain)
+            gain, i, how, missing_left = min((c for c in found if c[0] >= top - TIE * abs(top)),
+                                             key=lambda c: c[1])
+            if gain > self.p.min_split_gain:
+                out.append((s, (i, gain, how, missing_left)))
+        return out
 
     @staticmethod
     def _estimate(sub, estimated, ratio) -> None:

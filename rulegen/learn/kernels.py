@@ -1,0 +1,370 @@
+"""Compiled kernels for the two hot loops of histogram boosting, when numba is installed
+(``pip install "rulegen[fast]"``): building histograms and scanning numeric features.
+
+On small data a node costs more in numpy calls than in arithmetic, and numpy's scan makes
+~25 passes over every (node, feature, bin) cell; a compiled loop makes one. The kernels are
+the numpy code of :func:`rulegen.learn.binning.build_histograms` and
+:func:`rulegen.learn.histogram_scan.best_numeric` written out as loops: the same
+floating-point operations in the same order (bins summed in row order, cumulative sums
+left to right, argmax's tie and NaN rules), so a model is the same bit for bit with or
+without numba -- ``tests/test_kernels.py`` holds them to that. numpy stays the reference.
+
+``RULEGEN_JIT=0`` in the environment turns them off; compiled code is cached next to this
+file (numba's ``cache=True``), so only a first fit pays the compile (a few seconds).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+try:  # an optional accelerator: everything works without it
+    import numba
+except ImportError:  # pragma: no cover - exercised where numba is absent
+    numba = None
+
+ENABLED = numba is not None and os.environ.get("RULEGEN_JIT", "1") != "0"
+
+
+def enabled() -> bool:
+    """Whether fits use the compiled kernels (read when a tree's finder is made)."""
+    return ENABLED
+
+
+def _jit(fn):
+    if numba is None:
+        return fn
+    # no fastmath: every operation rounds as numpy's does (no reassociation, no FMA)
+    # error_model numpy: x / 0 is inf or nan, as in numpy, not ZeroDivisionError
+    return numba.njit(cache=True, nogil=True, error_model="numpy")(fn)
+
+
+@_jit
+def build_histograms(codes, feats, off, rows, starts, g, h, out, with_h, with_counts):
+    """``out`` (3, nodes, size), zeroed (or row 2 holding known counts when not
+    ``with_counts``): node n's rows are ``rows[starts[n]:starts[n+1]]``. Every bin adds its
+    rows in row order from 0.0, as ``np.bincount`` does."""
+    for n in range(starts.size - 1):
+        a, b = starts[n], starts[n + 1]
+        for i in range(feats.size):
+            f, o = feats[i], off[i]
+            for k in range(a, b):
+                r = rows[k]
+                j = o + codes[f, r]
+                out[0, n, j] += g[r]
+                if with_h:
+                    out[1, n, j] += h[r]
+                if with_counts:
+                    out[2, n, j] += 1.0
+
+
+@_jit
+def family_histograms(codes, feats, off, rows, starts, g, h, with_h, h_const, use_hc, parents,
+                      out):
+    """``HistogramSplitFinder._family_histograms``: ``out`` (3, 2P, size) gets the P
+    smaller children's histograms from their rows (as :func:`build_histograms`), then the
+    P larger ones as ``parents`` (3, P, size) minus them, with exact zeros where a larger
+    child has no row."""
+    P = starts.size - 1
+    out[:, :P] = 0.0
+    build_histograms(codes, feats, off, rows, starts, g, h, out, with_h, True)
+    size = out.shape[2]
+    for n in range(P):
+        for j in range(size):
+            if use_hc:
+                out[1, n, j] = out[2, n, j] * h_const
+            c = parents[2, n, j] - out[2, n, j]
+            out[2, P + n, j] = c
+            if c == 0:
+                out[0, P + n, j] = 0.0
+                out[1, P + n, j] = 0.0
+            else:
+                out[0, P + n, j] = parents[0, n, j] - out[0, n, j]
+                out[1, P + n, j] = parents[1, n, j] - out[1, n, j]
+
+
+@_jit
+def divide(codes, f, rows, table, hist, start):
+    """A split's two children: ``rows`` (in order) where ``table[codes[f, row]]`` then the
+    others, in one array (left is ``[:n_left]``), and the left side's g and h sums from
+    the node's histogram ``hist`` (3, size), feature slots from ``start``: the goes-left
+    bins added in bin order from 0.0 (``histogram._left_sums``)."""
+    n_left = 0
+    for k in range(rows.size):
+        if table[codes[f, rows[k]]]:
+            n_left += 1
+    out = np.empty(rows.size, dtype=np.intp)
+    a, b = 0, n_left
+    for k in range(rows.size):
+        r = rows[k]
+        if table[codes[f, r]]:
+            out[a] = r
+            a += 1
+        else:
+            out[b] = r
+            b += 1
+    GL = 0.0
+    HL = 0.0
+    for j in range(table.size):
+        if table[j]:
+            GL += hist[0, start + j]
+            HL += hist[1, start + j]
+    return out, n_left, GL, HL
+
+
+@_jit
+def _better_down(v, best):
+    # argmax's rule read from the top bin down: the first maximum met wins; NaN beats all
+    return v > best or (math.isnan(v) and not math.isnan(best))
+
+
+@_jit
+def scan_numeric(hist, off, n_bins, num, usable, G, H, C, est, ratio, has_nan, h_const,
+                 use_hc, lam, min_count, mcw, guard, gains, pos, left):
+    """:func:`rulegen.learn.histogram_scan.best_numeric` for the numeric features ``num``
+    (local indices) of every node of ``hist`` (3, nodes, size): fills ``gains``, ``pos``
+    and ``left`` (nodes, features) at those features where ``usable`` (-inf elsewhere). ``est`` / ``ratio`` per node: counts
+    are LightGBM's hessian estimates, ``floor(h * ratio + 0.5)``."""
+    width = int(n_bins.max()) if n_bins.size else 0
+    cg = np.empty(width)
+    ch = np.empty(width)
+    cc = np.empty(width)
+    for s in range(hist.shape[1]):
+        Gs, Hs, Cs, es, rs = G[s], H[s], C[s], est[s], ratio[s]
+        D = Hs + lam
+        base = Gs * Gs / D if D > 0 else 0.0
+        for a in range(num.size):
+            i = num[a]
+            if not usable[s, i]:
+                gains[s, i] = -np.inf
+                continue
+            o, nb = off[i], n_bins[i]
+            # cumulative sums over the value bins, as np.cumsum (first term as is)
+            for j in range(nb):
+                xg = hist[0, s, o + j]
+                xc = np.floor(hist[1, s, o + j] * rs + 0.5) if es else hist[2, s, o + j]
+                if j == 0:
+                    cg[0], cc[0] = xg, xc
+                    ch[0] = hist[1, s, o]
+                else:
+                    cg[j] = cg[j - 1] + xg
+                    cc[j] = cc[j - 1] + xc
+                    ch[j] = ch[j - 1] + hist[1, s, o + j]
+                if use_hc:
+                    ch[j] = cc[j] * h_const
+            mg, mh = hist[0, s, o + nb], hist[1, s, o + nb]
+            missing = hist[2, s, o + nb] > 0  # exact counts decide, never estimates
+            mc = np.floor(mh * rs + 0.5) if es else hist[2, s, o + nb]
+            last_c = cc[nb - 1]
+            # missing left (or no missing rows), from the top bin down: ties to the highest
+            best, bj = -np.inf, nb - 1
+            for j in range(nb - 2, -1, -1):
+                lg, lh = cg[j] + mg, ch[j] + mh
+                rg, rh = Gs - lg, Hs - lh
+                if es:
+                    rc = last_c - cc[j]
+                    lc = Cs - rc
+                else:
+                    lc = cc[j] + mc
+                    rc = Cs - lc
+                v = _value(lg, lh, lc, rg, rh, rc, lam, min_count, mcw, guard)
+                if _better_down(v, best):
+                    best, bj = v, j
+            bl = missing
+            if missing or (has_nan[i] and es):
+                # missing right; j = nb-1 is "every value left" where rows miss the
+                # feature; ties to the lowest bin; wins only when strictly better
+                top = nb - 1 if missing else nb - 2
+                b1, j1 = -np.inf, 0
+                first = True
+                for j in range(top + 1):
+                    lg, lh, lc = cg[j], ch[j], cc[j]
+                    v = _value(lg, lh, lc, Gs - lg, Hs - lh, Cs - lc, lam, min_count, mcw,
+                               guard)
+                    if first or _better_down(v, b1):
+                        b1, j1, first = v, j, False
+                if b1 > best:
+                    best, bj, bl = b1, j1, False
+            gains[s, i] = best - base
+            pos[s, i] = bj
+            left[s, i] = bl
+
+
+@_jit
+def _admissible(lc, lh, rc, rh, min_count, mcw):
+    return lc >= min_count and rc >= min_count and lh >= mcw and rh >= mcw
+
+
+@_jit
+def _score(lg, lh, rg, rh, lam, guard):
+    """GL^2/(HL+l) + GR^2/(HR+l); with ``guard`` a side with HL+l <= 0 counts 0
+    (histogram_scan's ``_sides``)."""
+    dl, dr = lh + lam, rh + lam
+    ql, qr = lg * lg / dl, rg * rg / dr
+    if guard:
+        if not dl > 0:
+            ql = 0.0
+        if not dr > 0:
+            qr = 0.0
+    return ql + qr
+
+
+@_jit
+def _value(lg, lh, lc, rg, rh, rc, lam, min_count, mcw, guard):
+    """A numeric cut's varying part of the gain, -inf where a side is not admissible."""
+    if not _admissible(lc, lh, rc, rh, min_count, mcw):
+        return -np.inf
+    return _score(lg, lh, rg, rh, lam, guard)
+
+
+@_jit
+def _count(hist, s, j, es, rs):
+    return np.floor(hist[1, s, j] * rs + 0.5) if es else hist[2, s, j]
+
+
+@_jit
+def scan_categorical(hist, off, n_bins, cat, usable, G, H, C, est, ratio, lam, min_count,
+                     mcw, cat_smooth, cat_l2, max_cat_threshold, mdpg, max_onehot, gains,
+                     sets, sizes):
+    """:func:`rulegen.learn.histogram_scan.best_categorical_rows` for the categorical
+    features ``cat`` (local indices) of every node where ``usable``: fills ``gains`` (nodes,
+    features; -inf stays where no split) and, per (node, position in ``cat``), the set
+    side's sorted codes ``sets[s, a, :sizes[s, a]]``."""
+    width = int(n_bins.max()) if n_bins.size else 0
+    cnt = np.empty(width)
+    used = np.empty(width, dtype=np.intp)
+    key = np.empty(width)
+    lam2 = lam + cat_l2
+    for s in range(hist.shape[1]):
+        Gs, Hs, Cs, es, rs = G[s], H[s], C[s], est[s], ratio[s]
+        den = Hs + lam
+        parent = Gs * Gs / den if den > 0 else 0.0
+        for a in range(cat.size):
+            i = cat[a]
+            if not usable[s, i]:
+                continue
+            o, m = off[i], n_bins[i]
+            k = 0
+            for c in range(m):
+                cnt[c] = _count(hist, s, o + c, es, rs)
+                if cnt[c] > 0:
+                    k += 1
+            if k == 0 or (k == 1 and _count(hist, s, o + m, es, rs) == 0):
+                continue
+            best, first, b_t, b_dir = -np.inf, True, 0, 0
+            if m <= max_onehot:  # one present category against the rest, in code order
+                for c in range(m):
+                    v = -np.inf
+                    if cnt[c] > 0:
+                        lg, lh = hist[0, s, o + c], hist[1, s, o + c]
+                        if _admissible(cnt[c], lh, Cs - cnt[c], Hs - lh, min_count, mcw):
+                            v = _score(lg, lh, Gs - lg, Hs - lh, lam, lam <= 0) - parent
+                    if first or _better_down(v, best):
+                        best, b_t, first = v, c, False
+                if best > -np.inf:
+                    gains[s, i] = best
+                    sets[s, a, 0] = b_t
+                    sizes[s, a] = 1
+                continue
+            # categories with >= cat_smooth rows, by G/(H+cat_smooth), ties by code
+            n_used = 0
+            for c in range(m):
+                if cnt[c] > 0 and cnt[c] >= cat_smooth:
+                    used[n_used] = c
+                    key[n_used] = hist[0, s, o + c] / (hist[1, s, o + c] + cat_smooth)
+                    n_used += 1
+            order = used[:n_used][np.argsort(key[:n_used], kind="mergesort")]
+            n_scan = min(max_cat_threshold, (n_used + 1) // 2)
+            for d in range(2):  # lowest ratios first, then highest
+                cg = ch = cc = group = 0.0
+                stopped = False
+                for t in range(n_scan):
+                    c = order[t] if d == 0 else order[n_used - 1 - t]
+                    xg, xh, xc = hist[0, s, o + c], hist[1, s, o + c], cnt[c]
+                    if t == 0:
+                        cg, ch, cc = xg, xh, xc
+                    else:
+                        cg, ch, cc = cg + xg, ch + xh, cc + xc
+                    group = group + xc
+                    rc, rh = Cs - cc, Hs - ch
+                    skip = cc < min_count or ch < mcw
+                    if not skip and (rc < min_count or rc < mdpg or rh < mcw):
+                        stopped = True  # the scan stops here
+                    ok = not skip and not stopped
+                    cut = ok
+                    if mdpg > 0:
+                        cut = ok and group >= mdpg
+                        if cut:
+                            group = 0.0
+                    v = -np.inf
+                    if cut and _admissible(cc, ch, rc, rh, min_count, mcw):
+                        v = _score(cg, ch, Gs - cg, rh, lam2, lam2 <= 0) - parent
+                    if first or _better_down(v, best):
+                        best, b_t, b_dir, first = v, t, d, False
+            if best > -np.inf:
+                gains[s, i] = best
+                size = b_t + 1
+                chosen = order[:size] if b_dir == 0 else order[n_used - size:]
+                sets[s, a, :size] = np.sort(chosen)
+                sizes[s, a] = size
+
+
+@_jit
+def search(hist, off, n_bins, num, cat, usable, G, H, C, est, ratio, has_nan, h_const,
+           use_hc, lam, min_count, mcw, min_split_gain, tie, cat_smooth, cat_l2,
+           max_cat_threshold, mdpg, max_onehot, gains, best_f, best_gain, best_pos,
+           best_left, sets, sizes):
+    """Every node's best split, as ``HistogramSplitFinder._search`` chooses it from the
+    numpy scans: the numeric feature of the highest gain (within ``tie``, relative, the
+    lowest index), then among it and every categorical candidate the same rule again.
+    ``gains`` (nodes, features) -inf-filled in; ``best_f`` -1 where no split gains more
+    than ``min_split_gain``."""
+    S = hist.shape[1]
+    pos = np.zeros(gains.shape, dtype=np.intp)
+    left = np.zeros(gains.shape, dtype=np.bool_)
+    scan_numeric(hist, off, n_bins, num, usable, G, H, C, est, ratio, has_nan, h_const,
+                 use_hc, lam, min_count, mcw, lam <= 0 and mcw <= 0, gains, pos, left)
+    scan_categorical(hist, off, n_bins, cat, usable, G, H, C, est, ratio, lam, min_count,
+                     mcw, cat_smooth, cat_l2, max_cat_threshold, mdpg, max_onehot, gains,
+                     sets, sizes)
+    for s in range(S):
+        best_f[s] = -1
+        top = -np.inf
+        has_nan_gain = False
+        for a in range(num.size):
+            v = gains[s, num[a]]
+            if math.isnan(v):
+                has_nan_gain = True
+            elif v > top:
+                top = v
+        # candidates: the numeric winner (np.max is NaN when any gain is), then categorical
+        cand_f, cand_top = -1, -np.inf
+        if num.size and not has_nan_gain and top > -np.inf:
+            bound = top - tie * abs(top)
+            first = num[0]  # argmax of all-False is 0
+            for a in range(num.size):
+                if gains[s, num[a]] >= bound:
+                    first = num[a]
+                    break
+            cand_f, cand_top = first, gains[s, first]
+        for a in range(cat.size):
+            if sizes[s, a] and gains[s, cat[a]] > cand_top:
+                cand_top = gains[s, cat[a]]
+        if cand_f < 0 and cand_top == -np.inf:
+            continue
+        bound = cand_top - tie * abs(cand_top)
+        win = -1
+        if cand_f >= 0 and gains[s, cand_f] >= bound:
+            win = cand_f
+        for a in range(cat.size):
+            i = cat[a]
+            if sizes[s, a] and gains[s, i] >= bound and (win < 0 or i < win):
+                win = i
+                break  # cat ascending: the first one that qualifies is the lowest
+        if win >= 0 and gains[s, win] > min_split_gain:
+            best_f[s] = win
+            best_gain[s] = gains[s, win]
+            best_pos[s] = pos[s, win]
+            best_left[s] = left[s, win]

@@ -1,0 +1,184 @@
+"""The compiled kernels of histogram boosting (rulegen.learn.kernels, numba) against the numpy
+code they replace: the same splits, histograms, row divisions and models, bit for bit.
+
+The test extra installs numba, so CI runs both paths; without numba these tests cannot run
+(and conftest fails a skip under CI)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from rulegen.ir import serialize  # noqa: E402
+from rulegen.learn import binning, kernels  # noqa: E402
+from rulegen.learn.binning import Layout, bin_features, build_histograms  # noqa: E402
+from rulegen.learn.histogram import HistogramSplitFinder, _left_sums  # noqa: E402
+from rulegen.learn.histogram_scan import SplitParams  # noqa: E402
+from rulegen.learn.lgbm import LightGBMStyleClassifier, LightGBMStyleRegressor  # noqa: E402
+
+
+@pytest.fixture
+def numpy_only(monkeypatch):
+    def off():
+        monkeypatch.setattr(kernels, "ENABLED", False)
+    return off
+
+
+def bits(a):
+    """An array's exact float64 bits (NaN, -0.0 and all)."""
+    return np.ascontiguousarray(a, dtype=np.float64).view(np.int64)
+
+
+def mixed_data(seed, n=700, n_cat=40):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 6))
+    X[:, 1] = np.round(X[:, 1] * 2)  # few distinct values: runs of empty bins at nodes
+    X[:, 3] = rng.integers(0, n_cat, n)  # many categories: the sorted scan
+    X[:, 4] = rng.integers(0, 3, n)  # few: one category against the rest
+    X[rng.random((n, 6)) < 0.08] = np.nan
+    y = np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) + np.sin(np.nan_to_num(X[:, 3])) + rng.normal(size=n)
+    return X, y
+
+
+# --- the search of a batch of nodes ----------------------------------------------------------
+
+PARAMS = [
+    SplitParams(),
+    SplitParams(min_child_samples=1, min_child_weight=0.0, reg_lambda=0.0, cat_smooth=0.0,
+                cat_l2=0.0, min_data_per_group=0, max_cat_threshold=64),
+    SplitParams(min_child_samples=5, min_child_weight=0.5, reg_lambda=3.0, cat_smooth=2.0,
+                min_data_per_group=7, max_cat_threshold=3, max_cat_to_onehot=8),
+    SplitParams(min_child_samples=15, min_split_gain=0.5, max_cat_to_onehot=64),
+    # categories of a few rows each against min_data_per_group: the rule's running count
+    # (reset at each candidate) decides which cuts are candidates
+    SplitParams(min_child_samples=2, cat_smooth=1.0, min_data_per_group=25,
+                max_cat_threshold=32),
+]
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("k", range(len(PARAMS)))
+def test_a_batch_gets_the_same_splits_and_gains_compiled_as_from_numpy(seed, k):
+    """Random nodes (subsets of rows) of random data, varying hessians (LightGBM's
+    estimated counts) or constant ones, some features unusable: the compiled search and the
+    numpy scans choose the same feature, gain, cut or set and missing side, bit for bit."""
+    rng = np.random.default_rng(100 * k + seed)
+    X, _ = mixed_data(seed)
+    n = len(X)
+    bins = bin_features(X.astype(np.float32), {3: 40, 4: 3}, max_bin=int(rng.choice([8, 64])))
+    g = rng.normal(size=n)
+    # tiny hessians: LightGBM's estimated counts round bins to none (not with k = 2's
+    # min_child_weight, which would then refuse every split)
+    h = np.ones(n) if seed % 2 else rng.random(n) * (1e-3 if seed % 4 == 0 and k != 2 else 1.0)
+    feats = np.arange(X.shape[1])
+    finder = HistogramSplitFinder(bins, feats, g, h, np.ones(n), PARAMS[k])
+    nodes = [np.sort(rng.choice(n, rng.integers(30, n), replace=False)) for _ in range(9)]
+    hist = build_histograms(bins.codes, feats, nodes, g, h, finder.layout, finder.h_const)
+    S = len(nodes)
+    G = np.array([g[r].sum() for r in nodes])
+    H = np.array([h[r].sum() for r in nodes])
+    C = np.array([float(len(r)) for r in nodes])
+    estimated = np.zeros(S, dtype=bool) if finder.h_const is not None else H > 0
+    ratio = np.divide(C, H, out=np.zeros(S), where=estimated)
+    usable = rng.random((S, len(feats))) < 0.85
+    g1, g2 = (np.full((S, len(feats)), -np.inf) for _ in range(2))
+    want = finder._scan(hist, G, H, C, estimated, ratio, usable, g1)
+    got = finder._compiled(hist, G, H, C, estimated, ratio, usable, g2)
+    assert np.array_equal(bits(g1), bits(g2))
+    assert [s for s, _ in got] == [s for s, _ in want]
+    assert len(want) >= 3  # the case is not vacuous
+    for (_, a), (_, b) in zip(want, got):
+        assert a[0] == b[0] and bits(a[1]) == bits(b[1]) and a[3] == b[3]
+        assert np.array_equal(np.asarray(a[2]), np.asarray(b[2]))
+
+
+# --- histograms and row division -------------------------------------------------------------
+
+
+def test_histograms_are_numpys_bincounts_bit_for_bit(numpy_only):
+    rng = np.random.default_rng(7)
+    n_bins = np.array([16, 3, 9, 300])
+    codes = (rng.random((4, 900)) * (n_bins[:, None] + 1)).astype(np.uint16)
+    g, h = rng.normal(size=900), rng.random(900)
+    layout = Layout(n_bins, np.zeros(4, dtype=bool))
+    rows = [np.sort(rng.choice(900, m, replace=False)) for m in (5, 200, 900)]
+    for h_const in (None, 0.25):
+        hh = np.full(900, 0.25) if h_const else h
+        counts = build_histograms(codes, np.arange(4), rows, g, hh, layout, h_const)[2]
+        compiled = [build_histograms(codes, np.arange(4), rows, g, hh, layout, h_const),
+                    build_histograms(codes, np.arange(4), rows, g, hh, layout, h_const, counts)]
+        numpy_only()
+        for small in (0, 1 << 30):  # numpy's two ways: one bincount per feature, or one
+            binning.SMALL_BLOCK, old = small, binning.SMALL_BLOCK
+            try:
+                want = build_histograms(codes, np.arange(4), rows, g, hh, layout, h_const)
+            finally:
+                binning.SMALL_BLOCK = old
+            for got in compiled:
+                assert np.array_equal(bits(got), bits(want))
+        kernels.ENABLED = True  # (the fixture restores it)
+
+
+def test_a_split_divides_rows_in_order_and_sums_its_left_bins_from_zero():
+    rng = np.random.default_rng(8)
+    codes = rng.integers(0, 11, size=(2, 500)).astype(np.uint8)
+    rows = np.sort(rng.choice(500, 321, replace=False))
+    hist = rng.normal(size=(3, 30))
+    hist[0, 5] = -0.0
+    for table in (np.arange(11) <= 4, rng.random(11) < 0.5, np.zeros(11, dtype=bool),
+                  np.eye(11, dtype=bool)[5]):
+        out, n_left, GL, HL = kernels.divide(codes, 1, rows, table, hist, 3)
+        left = table[codes[1, rows]]
+        assert np.array_equal(out[:n_left], rows[left])
+        assert np.array_equal(out[n_left:], rows[~left])
+        want = _left_sums(hist[:2, 3:14], table)
+        assert bits(GL) == bits(want[0]) and bits(HL) == bits(want[1])
+
+
+# --- whole models --------------------------------------------------------------------------
+
+FITS = [
+    ("regression", {}),
+    ("regression", {"reg_lambda": 2.0, "min_child_samples": 3, "max_bin": 16}),
+    ("binary", {}),
+    ("binary", {"min_child_weight": 0.0, "cat_smooth": 0.0, "min_data_per_group": 0}),
+    ("multiclass", {"num_leaves": 8}),
+    ("regression", {"subsample": 0.7, "colsample_bytree": 0.6,
+                    "random_state": 3}),
+    ("weighted", {"max_cat_to_onehot": 50}),
+]
+
+
+@pytest.mark.parametrize("kind, kw", FITS)
+def test_models_are_the_same_with_and_without_the_kernels(kind, kw, numpy_only):
+    X, y = mixed_data(11, n=900)
+    fit = {"categorical_features": [3, 4]}
+    if kind in ("regression", "weighted"):
+        est = LightGBMStyleRegressor(n_estimators=12, **kw)
+        if kind == "weighted":
+            fit["sample_weight"] = np.random.default_rng(1).random(len(y)) * 3
+    else:
+        est = LightGBMStyleClassifier(n_estimators=12, **kw)
+        y = (y > 0).astype(int) if kind == "binary" else np.digitize(y, [-1.0, 1.0])
+    compiled = serialize.dumps(est.fit(X, y, **fit).model_)
+    numpy_only()
+    assert serialize.dumps(est.fit(X, y, **fit).model_) == compiled
+    assert len(compiled) > 5000  # real trees
+
+
+def test_rulegen_jit_0_turns_the_kernels_off():
+    code = "from rulegen.learn import kernels; print(kernels.enabled())"
+    env = {**os.environ, "RULEGEN_JIT": "0"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "False"
+    env["RULEGEN_JIT"] = "1"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "True"
