@@ -1,6 +1,6 @@
 """Ensembles side by side: rulegen's random forest, AdaBoost, gradient boosting, XGBoost-style
 and LightGBM-style boosting against scikit-learn, XGBoost and LightGBM with matched parameters
-on the same split of the same data: fit time, peak memory, test accuracy or RMSE.
+on the same splits of the same data: fit time, peak memory, test accuracy or RMSE.
 
     python benchmarks/bench_ensembles.py                       # every dataset and pair
     python benchmarks/bench_ensembles.py --datasets credit-g --pairs forest,gb
@@ -9,8 +9,10 @@ on the same split of the same data: fit time, peak memory, test accuracy or RMSE
 Each fit runs in a fresh process (one thread everywhere); peak memory is that process's peak
 resident set during the fit above its resident set just before (Linux's VmHWM, reset with
 /proc/self/clear_refs), comparable across libraries whatever allocator they use. Data are read as `rulegen fit` reads a CSV (text columns become
-category codes, empty cells NaN); rows whose target is missing are dropped; a seeded 80/20
-split. Categorical columns are categories for LightGBM, HistGradientBoosting and rulegen's
+category codes, empty cells NaN); rows whose target is missing are dropped; seeded 80/20
+splits: one on the big sets, five on the small ones (credit-g, credit), where a test set of a
+few hundred rows makes one split's accuracy move by points from the draw alone -- there the
+time and score are means over the five (the same splits for both sides). Categorical columns are categories for LightGBM, HistGradientBoosting and rulegen's
 LightGBM-style learner; in every other pair both sides see their codes as numbers (the same
 data). scikit-learn's GradientBoosting and AdaBoost refuse NaN,
 so they get each column's training median in its place. Ratios are rulegen's time over the
@@ -50,10 +52,12 @@ PAIRS = {
     "hgb": ("lightgbm_style", "sklearn_hgb"),
 }
 N_TREES = 100
+SPLITS = 5  # small sets: time and score are means over this many 80/20 splits
 NO_NAN = ("sklearn_gb", "sklearn_ada")  # peers that cannot take missing values
 
 
-def load(name):
+def load_all(name):
+    """(X, y, categorical columns): the CSV as `rulegen fit` reads it, rows with a target."""
     sys.path.insert(0, str(ROOT))
     from rulegen.data import categorical_column, design_matrix, numeric_column, read_csv
 
@@ -63,12 +67,20 @@ def load(name):
     y = (categorical_column(table, t)[1] if task == "classification"
          else numeric_column(table, t))
     X, _, categories = design_matrix(table, [j for j in range(len(table.columns)) if j != t])
-    cats = sorted(categories)
     keep = ~np.isnan(y)
-    X, y = X[keep], y[keep]
-    rng = np.random.default_rng(0)
-    test = rng.random(len(y)) < 0.2
-    return X[~test], y[~test], X[test], y[test], cats, task
+    return X[keep], y[keep], sorted(categories)
+
+
+def load(name, seed=0):
+    """(X_train, y_train, X_test, y_test, categorical columns, task): split ``seed``."""
+    X, y, cats = load_all(name)
+    test = split(len(y), seed)
+    return X[~test], y[~test], X[test], y[test], cats, DATASETS[name][1]
+
+
+def split(n, seed):
+    """The test rows of split ``seed``: a seeded one in five."""
+    return np.random.default_rng(seed).random(n) < 0.2
 
 
 def make(lib, task, cats, p):
@@ -153,15 +165,26 @@ def worker(spec):
     # the parent parsed the CSV once and saved the arrays: parsing here would set a peak
     # (Python objects per cell) that the fit might never exceed
     with np.load(spec["arrays"]) as z:
-        Xtr, ytr, Xte, yte, cats = (z[k] for k in ("Xtr", "ytr", "Xte", "yte", "cats"))
+        X, y, cats = z["X"], z["y"], z["cats"]
     cats, task = [int(c) for c in cats], DATASETS[spec["dataset"]][1]
+    runs = [fit_one(spec, task, cats, X, y, seed) for seed in range(spec["splits"])]
+    return {"secs": float(np.mean([r[0] for r in runs])),
+            "mem_mb": max(r[1] for r in runs), "score": float(np.mean([r[2] for r in runs])),
+            "scores": [r[2] for r in runs], "rows": int((~split(len(y), 0)).sum()),
+            "task": task, "warm_secs": runs[0][3]}
+
+
+def fit_one(spec, task, cats, X, y, seed):
+    """(fit seconds, peak MB above the start, test score, warm-up seconds) on split ``seed``."""
+    test = split(len(y), seed)
+    Xtr, ytr, Xte, yte = X[~test], y[~test], X[test], y[test]
     est, fit_kw = make(spec["lib"], task, cats, spec)  # imports the library first
     if spec["lib"] in NO_NAN and np.isnan(Xtr).any():
         # these scikit-learn estimators refuse NaN: they get the training medians instead
         med = np.nanmedian(Xtr, axis=0)
         Xtr, Xte = np.where(np.isnan(Xtr), med, Xtr), np.where(np.isnan(Xte), med, Xte)
     warm = 0.0
-    if spec["lib"] == "lightgbm_style":
+    if spec["lib"] == "lightgbm_style" and seed == 0:
         # its compiled kernels load (from numba's cache) on first use in a process, as a
         # library loads its extension modules on import: a small fit first, timed apart
         t0 = time.perf_counter()
@@ -177,8 +200,7 @@ def worker(spec):
         score = float(np.mean(np.asarray(pred).astype(float) == yte))
     else:
         score = float(np.sqrt(np.mean((np.asarray(pred, dtype=float) - yte) ** 2)))
-    return {"secs": secs, "mem_mb": (peak - base) / 1024.0, "score": score,
-            "rows": len(ytr), "task": task, "warm_secs": warm}
+    return secs, (peak - base) / 1024.0, score, warm
 
 
 def run(spec, timeout):
@@ -202,8 +224,9 @@ def table(rows) -> str:
                          " | | | | |")
             continue
         metric = "acc" if a["task"] == "classification" else "RMSE"
+        n = len(a["scores"])
         lines.append(
-            f"| {ds} ({a['rows']}) | {pair} | {a['secs']:.2f} s | {b['secs']:.2f} s | "
+            f"| {ds} ({a['rows']}{f', {n} splits' if n > 1 else ''}) | {pair} | {a['secs']:.2f} s | {b['secs']:.2f} s | "
             f"{a['secs'] / b['secs']:.1f}x | {a['mem_mb']:.0f} MB | {b['mem_mb']:.0f} MB | "
             f"{metric} {a['score']:.4g} | {b['score']:.4g} |")
     return "\n".join(lines)
@@ -236,14 +259,15 @@ def main() -> int:
     tmp = tempfile.mkdtemp(prefix="rulegen-bench-")
     for ds in args.datasets.split(","):
         task = DATASETS[ds][1]
-        Xtr, ytr, Xte, yte, cats, _ = load(ds)
+        X, y, cats = load_all(ds)
         arrays = os.path.join(tmp, f"{ds}.npz")
-        np.savez(arrays, Xtr=Xtr, ytr=ytr, Xte=Xte, yte=yte, cats=np.asarray(cats, dtype=int))
+        np.savez(arrays, X=X, y=y, cats=np.asarray(cats, dtype=int))
         for pair in args.pairs.split(","):
             ours, peer = PAIRS[pair]
             if pair == "adaboost" and task == "regression":
                 continue
-            spec = {"dataset": ds, "big": ds in ("diamonds", "flights"), "arrays": arrays}
+            big = ds in ("diamonds", "flights")
+            spec = {"dataset": ds, "big": big, "arrays": arrays, "splits": 1 if big else SPLITS}
             a = run({**spec, "lib": ours}, args.timeout)
             b = run({**spec, "lib": peer}, args.timeout)
             rows[(ds, pair)] = (a, b)

@@ -471,7 +471,7 @@ _INIT = HistogramSplitFinder.__init__
 def _with_cache(on):
     def init(self, *args, **kwargs):
         if not on:
-            kwargs["root_cache"] = None
+            kwargs["fit_cache"] = None
         _INIT(self, *args, **kwargs)
     return init
 

@@ -176,7 +176,7 @@ class TreeBuilder:
                 # a finder that searches several nodes at once more cheaply than one by one
                 # learns which splits may follow this one: the leaves waiting in the heap
                 # and how many more splits the leaf budget allows
-                prefetch([rec.partition] + [records[i].partition for _, i in heap],
+                prefetch(rec.partition, lambda: [records[i].partition for _, i in heap],
                          max_leaves - leaves + 1, self.limits.max_depth)
             rec.partition.children = []
             for i, child in enumerate(children):

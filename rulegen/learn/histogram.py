@@ -27,6 +27,7 @@ searched again below it.
 from __future__ import annotations
 
 import heapq
+import itertools
 
 import numpy as np
 
@@ -169,8 +170,8 @@ class _Child(NodeWork):
 def _concatenated(rows_list):
     """One index of several nodes' rows, and where each node's start (len + 1)."""
     rows = rows_list[0] if len(rows_list) == 1 else np.concatenate(rows_list)
-    starts = np.zeros(len(rows_list) + 1, dtype=np.intp)
-    np.cumsum([len(r) for r in rows_list], out=starts[1:])
+    starts = np.fromiter(itertools.accumulate(map(len, rows_list), initial=0), np.intp,
+                         len(rows_list) + 1)
     return rows, starts
 
 
@@ -187,13 +188,19 @@ class HistogramSplitFinder:
     overhead, not arithmetic)."""
 
     def __init__(self, bins, feats, g, h, w, params: SplitParams, scale: float = 1.0,
-                 root_cache: dict | None = None):
+                 fit_cache: dict | None = None):
         self.bins, self.feats = bins, np.asarray(feats, dtype=np.intp)
-        self.root_cache = root_cache
+        self.fit_cache = fit_cache
         self.g, self.h, self.w, self.p, self.scale = g, h, w, params, float(scale)
         self.is_cat = bins.is_categorical[self.feats]
         self.n_bins = bins.n_bins[self.feats]
-        self.layout = Layout(self.n_bins, self.is_cat)
+        # the trees of a fit that use every feature share one layout
+        shared = fit_cache is not None and len(self.feats) == len(bins.n_bins)
+        self.layout = fit_cache.get("layout") if shared else None
+        if self.layout is None:
+            self.layout = Layout(self.n_bins, self.is_cat)
+            if shared:
+                fit_cache["layout"] = self.layout
         self.has_nan = bins.has_missing[self.feats]
         # squared error: h is constant, so its histogram is the count's multiple (with
         # h = 1 exactly the count), and unit weights make a node's weight its row count
@@ -203,6 +210,7 @@ class HistogramSplitFinder:
         self.summarized = []  # every node's state, in the order the builder opened them
         self.states = []  # every state made (prefetching makes some the tree never opens)
         self.root_rows = None
+        self._plan = None  # see prefetch
         self.histograms_built = 0  # rows x features of every histogram built directly
 
     # -- nodes --------------------------------------------------------------------
@@ -275,7 +283,9 @@ class HistogramSplitFinder:
         nodes = [s for s, _ in pairs] + [lg for _, lg in pairs]
         P = len(pairs)
         hist = np.empty((3, 2 * P, self.layout.size))
-        parents = fams[0].hist[:, None] if P == 1 else np.stack([f.hist for f in fams], 1)
+        parents = np.empty((3, P, self.layout.size))
+        for n, fam in enumerate(fams):  # (cheaper than np.stack for a few)
+            parents[:, n] = fam.hist
         for fam in fams:
             fam.hist = None
         if kernels.enabled():
@@ -299,8 +309,8 @@ class HistogramSplitFinder:
     def _root_histogram(self, rows) -> np.ndarray:
         """The root's histogram. Its row counts are the same every round when the root
         holds every row and the tree every feature: they are counted once per fit (in
-        ``root_cache``), a pass over all rows and features saved in every later round."""
-        cache = self.root_cache
+        ``fit_cache``), a pass over all rows and features saved in every later round."""
+        cache = self.fit_cache
         every = len(rows) == self.bins.codes.shape[1] and len(self.feats) == len(self.bins.n_bins)
         counts = cache.get("counts") if every and cache is not None else None
         hist = self._build([rows], counts=None if counts is None else counts[None])[:, 0]
@@ -320,17 +330,25 @@ class HistogramSplitFinder:
         self._search_node(st)
         return None if st.found is None else st.found.partition()
 
-    def prefetch(self, parts, expansions: int, max_depth=None) -> None:
-        """The builder takes ``parts[0]`` now, may take the others (its waiting leaves) and
-        ``expansions`` splits in all. Replay its best-first choice on the gains known so far
-        (descending into children already searched) and search, as one batch, the children
-        of every split that replay takes and whose children are not searched yet. A node's
-        best split depends on its rows alone, so a wrong guess costs work, never a
-        different tree."""
-        heap = [(-np.inf, 0, parts[0].children[0]._split)]  # taken now, whatever its gain
-        heap += [(-p.improvement, i, p.children[0]._split) for i, p in enumerate(parts[1:], 1)]
+    def prefetch(self, taken, waiting, expansions: int, max_depth=None) -> None:
+        """The builder takes the split ``taken`` now, may take those of ``waiting()`` (its
+        waiting leaves) and ``expansions`` splits in all. Replay its best-first choice on
+        the gains known so far (descending into children already searched) and search, as
+        one batch, the children of every split that replay takes and whose children are not
+        searched yet. A node's best split depends on its rows alone, so a wrong guess costs
+        work, never a different tree.
+
+        A replay that met only searched splits is remembered: while the builder takes the
+        splits it predicted, in its order, a new replay would meet the same and is skipped."""
+        first = taken.children[0]._split
+        plan = self._plan
+        if plan and plan[-1] is first:
+            plan.pop()
+            return
+        heap = [(-np.inf, 0, first)]  # taken now, whatever its gain
+        heap += [(-p.improvement, i, p.children[0]._split) for i, p in enumerate(waiting(), 1)]
         heapq.heapify(heap)
-        order, fams = len(heap), []
+        order, fams, seen, complete = len(heap), [], [], True
         limit = GUESS_LIMIT_COMPILED if kernels.enabled() else GUESS_LIMIT
         big = limit // max(1, len(self.feats))
         while heap and expansions > 0:
@@ -338,16 +356,18 @@ class HistogramSplitFinder:
             expansions -= 1
             if split is None:
                 continue  # a child not searched yet, expanded in the replay
+            seen.append(split)
             kids = split.kids
             if kids is None and fams and len(split.st.rows) > big:
                 # a wrong guess costs a histogram and a division of the node's rows, a
-                # batch saves a fixed ~1 ms of numpy calls: guess only below that cost
+                # batch saves a fixed cost of calls: guess only below that cost
                 kids = ()
             else:
                 kids = split.children()
                 if max_depth is not None and kids[0].depth >= max_depth:
                     continue  # the builder does not search them
             if not kids or kids[0].found is _UNSEARCHED:
+                complete = False
                 if kids:
                     fams.append(kids[0].family)
                 # its children will take splits of the budget too, likely worth less than
@@ -361,6 +381,7 @@ class HistogramSplitFinder:
                 if kid.found is not None:
                     heapq.heappush(heap, (-kid.found.gain, order, kid.found))
                     order += 1
+        self._plan = seen[:0:-1] if complete else None  # the predicted next splits, reversed
         if fams:
             self._search(*self._family_histograms(fams))
 
@@ -387,12 +408,10 @@ class HistogramSplitFinder:
                            for s in nodes])
         gains = np.full((S, q), -np.inf)
         search = self._compiled if kernels.enabled() else self._scan
-        for s, (i, gain, how, missing_left) in search(hist, G, H, C, estimated, ratio, usable,
-                                                       gains):
+        for s, found in search(hist, G, H, C, estimated, ratio, usable, gains):
             # as LightGBM: a feature with no split gaining more than min_split_gain here
             # is not searched again below this node
-            nodes[s].found = self._split(nodes[s], gain, i, how, missing_left,
-                                         gains[s] > self.p.min_split_gain)
+            nodes[s].found = self._split(nodes[s], gains[s] > self.p.min_split_gain, *found)
 
     def _compiled(self, hist, G, H, C, estimated, ratio, usable, gains):
         """:meth:`_scan` in one compiled call (:mod:`rulegen.learn.kernels`): the same
@@ -403,6 +422,7 @@ class HistogramSplitFinder:
         best_gain = np.empty(S)
         best_pos = np.empty(S, dtype=np.intp)
         best_left = np.empty(S, dtype=bool)
+        counts = np.empty((S, 2))
         sets = np.zeros((S, lay.cat.size, max(1, p.max_cat_threshold)), dtype=np.intp)
         sizes = np.zeros((S, lay.cat.size), dtype=np.intp)
         kernels.search(hist, lay.off, self.n_bins, lay.num, lay.cat, usable, G, H, C,
@@ -410,7 +430,7 @@ class HistogramSplitFinder:
                        self.h_const is not None, lam, max(1, p.min_child_samples), mcw,
                        p.min_split_gain, TIE, p.cat_smooth, p.cat_l2, p.max_cat_threshold,
                        p.min_data_per_group, p.max_cat_to_onehot, gains, best_f, best_gain,
-                       best_pos, best_left, sets, sizes)
+                       best_pos, best_left, counts, sets, sizes)
         out = []
         for s in np.flatnonzero(best_f >= 0).tolist():
             i = int(best_f[s])
@@ -418,8 +438,8 @@ class HistogramSplitFinder:
                 a = int(lay.cat_position[i])
                 out.append((s, (i, float(best_gain[s]), sets[s, a, :sizes[s, a]], False)))
             else:
-                out.append((s, (i, float(best_gain[s]), int(best_pos[s]),
-                                bool(best_left[s]))))
+                out.append((s, (i, float(best_gain[s]), int(best_pos[s]), bool(best_left[s]),
+                                *counts[s].tolist())))
         return out
 
     def _scan(self, hist, G, H, C, estimated, ratio, usable, gains):
@@ -489,7 +509,10 @@ class HistogramSplitFinder:
 
     # -- applying -------------------------------------------------------------------
 
-    def _split(self, st, gain, i, how, missing_left, usable) -> _Split:
+    def _split(self, st, usable, i, gain, how, missing_left, n_left=None,
+               n_missing=None) -> _Split:
+        """``n_left``, ``n_missing``: a numeric split's exact row counts in the bins <= its
+        cut and in the missing bin, when the search knows them."""
         nb = int(self.n_bins[i])
         cat = isinstance(how, np.ndarray)  # categorical: the set side is child 0
         if cat:
@@ -497,11 +520,14 @@ class HistogramSplitFinder:
             table[how] = True
         else:
             table = np.arange(nb + 1) <= how
-        counts = st.hist[2, self.layout.slots(i)]
-        has_missing = bool(counts[-1] > 0)
+        if n_missing is None:
+            counts = st.hist[2, self.layout.slots(i)]
+            n_missing = counts[-1]
+        has_missing = bool(n_missing > 0)
         if not cat and not has_missing:
             # no missing value here: missing values follow the child with more rows
-            n_left = float(counts[:-1][table[:-1]].sum())
+            if n_left is None:
+                n_left = float(counts[:-1][table[:-1]].sum())
             missing_left = n_left > len(st.rows) - n_left
         table[-1] = missing_left
         # as LightGBM: the children of a categorical split (not one-vs-rest) take their

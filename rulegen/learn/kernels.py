@@ -131,6 +131,9 @@ def scan_numeric(hist, off, n_bins, num, usable, G, H, C, est, ratio, has_nan, h
     cg = np.empty(width)
     ch = np.empty(width)
     cc = np.empty(width)
+    # a bin without rows adds exact zeros: the cut at it divides the rows as the cut next to
+    # it does, with bit-identical sums and so gain, which the tie rule would not take anyway
+    empty = np.empty(width, dtype=np.bool_)
     for s in range(hist.shape[1]):
         Gs, Hs, Cs, es, rs = G[s], H[s], C[s], est[s], ratio[s]
         D = Hs + lam
@@ -145,6 +148,7 @@ def scan_numeric(hist, off, n_bins, num, usable, G, H, C, est, ratio, has_nan, h
             for j in range(nb):
                 xg = hist[0, s, o + j]
                 xc = np.floor(hist[1, s, o + j] * rs + 0.5) if es else hist[2, s, o + j]
+                empty[j] = xg == 0 and hist[1, s, o + j] == 0 and xc == 0
                 if j == 0:
                     cg[0], cc[0] = xg, xc
                     ch[0] = hist[1, s, o]
@@ -161,6 +165,8 @@ def scan_numeric(hist, off, n_bins, num, usable, G, H, C, est, ratio, has_nan, h
             # missing left (or no missing rows), from the top bin down: ties to the highest
             best, bj = -np.inf, nb - 1
             for j in range(nb - 2, -1, -1):
+                if j < nb - 2 and empty[j + 1]:
+                    continue  # the same sums as at j + 1, met first
                 lg, lh = cg[j] + mg, ch[j] + mh
                 rg, rh = Gs - lg, Hs - lh
                 if es:
@@ -180,6 +186,8 @@ def scan_numeric(hist, off, n_bins, num, usable, G, H, C, est, ratio, has_nan, h
                 b1, j1 = -np.inf, 0
                 first = True
                 for j in range(top + 1):
+                    if j > 0 and empty[j]:
+                        continue  # the same sums as at j - 1, met first
                     lg, lh, lc = cg[j], ch[j], cc[j]
                     v = _value(lg, lh, lc, Gs - lg, Hs - lh, Cs - lc, lam, min_count, mcw,
                                guard)
@@ -315,12 +323,13 @@ def scan_categorical(hist, off, n_bins, cat, usable, G, H, C, est, ratio, lam, m
 def search(hist, off, n_bins, num, cat, usable, G, H, C, est, ratio, has_nan, h_const,
            use_hc, lam, min_count, mcw, min_split_gain, tie, cat_smooth, cat_l2,
            max_cat_threshold, mdpg, max_onehot, gains, best_f, best_gain, best_pos,
-           best_left, sets, sizes):
+           best_left, best_counts, sets, sizes):
     """Every node's best split, as ``HistogramSplitFinder._search`` chooses it from the
     numpy scans: the numeric feature of the highest gain (within ``tie``, relative, the
     lowest index), then among it and every categorical candidate the same rule again.
     ``gains`` (nodes, features) -inf-filled in; ``best_f`` -1 where no split gains more
-    than ``min_split_gain``."""
+    than ``min_split_gain``; ``best_counts`` (nodes, 2): a numeric winner's exact row
+    counts in the bins <= its cut and in the missing bin."""
     S = hist.shape[1]
     pos = np.zeros(gains.shape, dtype=np.intp)
     left = np.zeros(gains.shape, dtype=np.bool_)
@@ -368,3 +377,9 @@ def search(hist, off, n_bins, num, cat, usable, G, H, C, est, ratio, has_nan, h_
             best_gain[s] = gains[s, win]
             best_pos[s] = pos[s, win]
             best_left[s] = left[s, win]
+            o, nb = off[win], n_bins[win]
+            n_left = 0.0
+            for j in range(pos[s, win] + 1):
+                n_left += hist[2, s, o + j]  # whole numbers: exact in any order
+            best_counts[s, 0] = n_left
+            best_counts[s, 1] = hist[2, s, o + nb]

@@ -135,7 +135,7 @@ class _LightGBMStyle(BoostingEstimator):
         eta = float(self.learning_rate)
         frac = settings["colsample_bytree"]
         all_feats = np.arange(p)
-        root_cache = {}  # the root's row counts, when the same every round
+        fit_cache = {}  # what every tree shares: the layout, the root's row counts
 
         def fit_tree(stage):
             feats = all_feats
@@ -144,7 +144,7 @@ class _LightGBMStyle(BoostingEstimator):
             gw, hw = stage.grad * w, stage.hess * w
             rows = stage.rows[w[stage.rows] > 0]
             finder = HistogramSplitFinder(bins, feats, gw, hw, w, params, scale=eta,
-                                          root_cache=root_cache)
+                                          fit_cache=fit_cache)
             tree = TreeBuilder(finder, finder.summarize, limits).build(finder.root(rows))
             out = finder.leaf_values(tree, n)
             finder.release()
