@@ -31,7 +31,7 @@ import itertools
 
 import numpy as np
 
-from rulegen.ir.nodes import CategoricalTest, DefaultChild, Leaf
+from rulegen.ir.nodes import CategoricalTest, DefaultChild, Leaf, NumericTest
 from rulegen.learn import kernels
 from rulegen.learn.binning import Layout, build_histograms
 from rulegen.learn.builder import NodeWork, Partition, float32_test
@@ -99,7 +99,7 @@ class _Split:
                 test = CategoricalTest(f, tuple(int(c) for c in self.how))
             else:
                 last = self.cut == len(table) - 2  # every value left, missing right
-                test = float32_test(f, np.inf if last else float(finder.bins.edges[f][self.cut]))
+                test = finder.cut_test(f, -1 if last else self.cut)
             finder.routes[id(test)] = (test, f, table)
             self.part = Partition(test, DefaultChild(0 if table[-1] else 1),
                                   [_Child(self, 0), _Child(self, 1)], self.gain)
@@ -212,6 +212,17 @@ class HistogramSplitFinder:
         self.root_rows = None
         self._plan = None  # see prefetch
         self.histograms_built = 0  # rows x features of every histogram built directly
+
+    def cut_test(self, f, cut) -> NumericTest:
+        """The IR test "bins <= cut go left" of feature f (cut -1: every value), a new
+        object every time (``routes`` tells splits apart by their test's identity); the
+        float32 rounding behind it is worked out once per fit."""
+        tests = self.fit_cache.setdefault("tests", {}) if self.fit_cache is not None else {}
+        t = tests.get((f, cut))
+        if t is None:
+            t = tests[(f, cut)] = float32_test(
+                f, np.inf if cut < 0 else float(self.bins.edges[f][cut]))
+        return NumericTest(f, t.op, t.threshold, t.dtype)
 
     # -- nodes --------------------------------------------------------------------
 
@@ -391,23 +402,26 @@ class HistogramSplitFinder:
         # a node of fewer than 2 * min_child_samples rows has no admissible split (the two
         # sides' counts add up to the node's, estimated or not): not scanned
         need = 2 * max(1, self.p.min_child_samples)
-        live = [k for k, s in enumerate(nodes) if len(s.rows) >= need]
         for s in nodes:
             s.found = None
-        if len(live) < len(nodes):
-            if not live:
+        compiled = kernels.enabled()
+        C = np.array([float(len(s.rows)) for s in nodes])
+        dead = C < need
+        if dead.any() and not compiled:  # (compiled: searched with no usable feature)
+            if dead.all():
                 return
-            nodes, hist = [nodes[k] for k in live], hist[:, live]
+            live = np.flatnonzero(~dead)
+            nodes, hist, C, dead = [nodes[k] for k in live], hist[:, live], C[live], dead[live]
         S, q = len(nodes), len(self.feats)
         G = np.array([s.G for s in nodes])
         H = np.array([s.H for s in nodes])
-        C = np.array([float(len(s.rows)) for s in nodes])
         estimated = np.zeros(S, dtype=bool) if self.h_const is not None else H > 0
         ratio = np.divide(C, H, out=np.zeros(S), where=estimated)
         usable = np.array([np.ones(q, dtype=bool) if s.usable is None else s.usable
                            for s in nodes])
+        usable[dead] = False
         gains = np.full((S, q), -np.inf)
-        search = self._compiled if kernels.enabled() else self._scan
+        search = self._compiled if compiled else self._scan
         for s, found in search(hist, G, H, C, estimated, ratio, usable, gains):
             # as LightGBM: a feature with no split gaining more than min_split_gain here
             # is not searched again below this node
