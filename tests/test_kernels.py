@@ -13,14 +13,20 @@ import sys
 import numpy as np
 import pytest
 
+from rulegen.ir import serialize
+from rulegen.learn import binning, kernels
+from rulegen.learn.binning import Layout, bin_features, build_histograms
+from rulegen.learn.histogram import HistogramSplitFinder, _left_sums
+from rulegen.learn.histogram_scan import SplitParams
+from rulegen.learn.lgbm import LightGBMStyleClassifier, LightGBMStyleRegressor
+
 pytest.importorskip("numba")
 
-from rulegen.ir import serialize  # noqa: E402
-from rulegen.learn import binning, kernels  # noqa: E402
-from rulegen.learn.binning import Layout, bin_features, build_histograms  # noqa: E402
-from rulegen.learn.histogram import HistogramSplitFinder, _left_sums  # noqa: E402
-from rulegen.learn.histogram_scan import SplitParams  # noqa: E402
-from rulegen.learn.lgbm import LightGBMStyleClassifier, LightGBMStyleRegressor  # noqa: E402
+
+@pytest.fixture(autouse=True)
+def compiled():
+    """Every test here compares the compiled kernels themselves: numba is loaded."""
+    assert kernels.enabled()
 
 
 @pytest.fixture
@@ -88,8 +94,8 @@ def test_a_batch_gets_the_same_splits_and_gains_compiled_as_from_numpy(seed, k):
     ratio = np.divide(C, H, out=np.zeros(S), where=estimated)
     usable = rng.random((S, len(feats))) < 0.85
     g1, g2 = (np.full((S, len(feats)), -np.inf) for _ in range(2))
-    want = finder._scan(hist, G, H, C, estimated, ratio, usable, g1)
-    got = finder._compiled(hist, G, H, C, estimated, ratio, usable, g2)
+    want = finder.search.numpy(hist, G, H, C, estimated, ratio, usable, g1)
+    got = finder.search.compiled(hist, G, H, C, estimated, ratio, usable, g2)
     assert np.array_equal(bits(g1), bits(g2))
     assert [s for s, _ in got] == [s for s, _ in want]
     assert len(want) >= 3  # the case is not vacuous

@@ -35,12 +35,8 @@ from rulegen.ir.nodes import CategoricalTest, DefaultChild, Leaf, NumericTest
 from rulegen.learn import kernels
 from rulegen.learn.binning import Layout, build_histograms
 from rulegen.learn.builder import NodeWork, Partition, float32_test
-from rulegen.learn.histogram_scan import (
-    TIE,
-    SplitParams,
-    best_categorical_rows,
-    best_numeric,
-)
+from rulegen.learn.histogram_scan import SplitParams
+from rulegen.learn.histogram_search import BatchSearch
 
 __all__ = ["HistogramSplitFinder", "SplitParams"]
 
@@ -206,6 +202,8 @@ class HistogramSplitFinder:
         # h = 1 exactly the count), and unit weights make a node's weight its row count
         self.h_const = float(h[0]) if len(h) and np.all(h == h[0]) else None
         self.unit_weights = bool(np.all(w == 1.0))
+        self.search = BatchSearch(self.layout, params, self.n_bins, self.is_cat, self.has_nan,
+                                  self.h_const)
         self.routes = {}  # id(test) -> (test, feature, goes-left table over its bins)
         self.summarized = []  # every node's state, in the order the builder opened them
         self.states = []  # every state made (prefetching makes some the tree never opens)
@@ -421,105 +419,11 @@ class HistogramSplitFinder:
                            for s in nodes])
         usable[dead] = False
         gains = np.full((S, q), -np.inf)
-        search = self._compiled if compiled else self._scan
+        search = self.search.compiled if compiled else self.search.numpy
         for s, found in search(hist, G, H, C, estimated, ratio, usable, gains):
             # as LightGBM: a feature with no split gaining more than min_split_gain here
             # is not searched again below this node
             nodes[s].found = self._split(nodes[s], gains[s] > self.p.min_split_gain, *found)
-
-    def _compiled(self, hist, G, H, C, estimated, ratio, usable, gains):
-        """:meth:`_scan` in one compiled call (:mod:`rulegen.learn.kernels`): the same
-        splits, bit for bit."""
-        S, p, lay = len(G), self.p, self.layout
-        lam, mcw = p.reg_lambda, p.min_child_weight
-        best_f = np.empty(S, dtype=np.intp)
-        best_gain = np.empty(S)
-        best_pos = np.empty(S, dtype=np.intp)
-        best_left = np.empty(S, dtype=bool)
-        counts = np.empty((S, 2))
-        sets = np.zeros((S, lay.cat.size, max(1, p.max_cat_threshold)), dtype=np.intp)
-        sizes = np.zeros((S, lay.cat.size), dtype=np.intp)
-        kernels.search(hist, lay.off, self.n_bins, lay.num, lay.cat, usable, G, H, C,
-                       estimated, ratio, self.has_nan, self.h_const or 0.0,
-                       self.h_const is not None, lam, max(1, p.min_child_samples), mcw,
-                       p.min_split_gain, TIE, p.cat_smooth, p.cat_l2, p.max_cat_threshold,
-                       p.min_data_per_group, p.max_cat_to_onehot, gains, best_f, best_gain,
-                       best_pos, best_left, counts, sets, sizes)
-        out = []
-        for s in np.flatnonzero(best_f >= 0).tolist():
-            i = int(best_f[s])
-            if self.is_cat[i]:
-                a = int(lay.cat_position[i])
-                out.append((s, (i, float(best_gain[s]), sets[s, a, :sizes[s, a]], False)))
-            else:
-                out.append((s, (i, float(best_gain[s]), int(best_pos[s]), bool(best_left[s]),
-                                *counts[s].tolist())))
-        return out
-
-    def _scan(self, hist, G, H, C, estimated, ratio, usable, gains):
-        """The numpy scans of every node and feature (:mod:`rulegen.learn.histogram_scan`)
-        and each node's choice: (node, (feature, gain, cut bin or set, missing_left)) for
-        the nodes with a split gaining more than ``min_split_gain``. Fills ``gains``."""
-        S, q = len(G), len(self.feats)
-        cands = [[] for _ in range(S)]  # per node: (gain, local feature, how, missing_left)
-        lay = self.layout
-        num = lay.num
-        if num.size:
-            pos_all = np.zeros((S, q), dtype=np.intp)
-            left_all = np.zeros((S, q), dtype=bool)
-            for F, index in lay.numeric_blocks(S):
-                k = F.size
-                sub = hist[:, :, index].reshape(3, S * k, -1)
-                missing = sub[2, :, -1] > 0  # exact counts, before any estimate
-                self._estimate(sub, np.repeat(estimated, k), np.repeat(ratio, k))
-                vals, pos, left = best_numeric(sub, np.tile(self.n_bins[F], S), np.repeat(G, k),
-                                               np.repeat(H, k), np.repeat(C, k), self.p,
-                                               self.h_const, np.repeat(estimated, k), missing,
-                                               np.tile(self.has_nan[F], S))
-                gains[:, F] = vals.reshape(S, k)
-                pos_all[:, F] = pos.reshape(S, k)
-                left_all[:, F] = left.reshape(S, k)
-            vals = gains[:, num]
-            vals[~usable[:, num]] = -np.inf
-            gains[:, num] = vals
-            top = vals.max(axis=1)
-            # features whose gain equals the best up to rounding (typically the same
-            # partition of the rows) tie; the lowest index wins
-            with np.errstate(invalid="ignore"):
-                first = num[np.argmax(vals >= (top - TIE * np.abs(top))[:, None], axis=1)]
-            for s in np.flatnonzero(top > -np.inf):
-                i = int(first[s])
-                cands[s].append((float(gains[s, i]), i, int(pos_all[s, i]), bool(left_all[s, i])))
-        if lay.cat.size:
-            ns, fs = np.nonzero(usable[:, lay.cat])  # (node, feature) rows, node-major
-            sub = hist[:, ns[:, None], lay.cat_index[fs]]
-            fs = lay.cat[fs]
-            self._estimate(sub, estimated[ns], ratio[ns])
-            vals, sets = best_categorical_rows(sub, self.n_bins[fs], G[ns], H[ns], C[ns], self.p)
-            gains[ns, fs] = vals
-            for j in np.flatnonzero(vals > -np.inf):
-                cands[ns[j]].append((float(vals[j]), int(fs[j]), sets[j], False))
-        out = []
-        for s, found in enumerate(cands):
-            if not found:
-                continue
-            top = max(c[0] for c in found)
-            gain, i, how, missing_left = min((c for c in found if c[0] >= top - TIE * abs(top)),
-                                             key=lambda c: c[1])
-            if gain > self.p.min_split_gain:
-                out.append((s, (i, gain, how, missing_left)))
-        return out
-
-    @staticmethod
-    def _estimate(sub, estimated, ratio) -> None:
-        """As LightGBM: with varying hessians a bin's row count is estimated from its
-        hessian (the node's rows per unit of hessian, rounded half up). ``sub`` (3, rows,
-        bins) is a copy, changed in place; ``estimated``, ``ratio`` (C/H) per row."""
-        if estimated.all():
-            np.floor(sub[1] * ratio[:, None] + 0.5, out=sub[2])
-        elif estimated.any():
-            e = np.flatnonzero(estimated)
-            sub[2, e] = np.floor(sub[1, e] * ratio[e, None] + 0.5)
 
     # -- applying -------------------------------------------------------------------
 

@@ -1,16 +1,20 @@
-"""Compiled kernels for the two hot loops of histogram boosting, when numba is installed
-(``pip install "rulegen[fast]"``): building histograms and scanning numeric features.
+"""Compiled kernels for histogram boosting's per-node work, when numba is installed
+(``pip install "rulegen[fast]"``): building and subtracting histograms
+(:func:`build_histograms`, :func:`family_histograms`), the whole search of a batch of nodes
+(:func:`search`: both numeric scans, the categorical scans, the choice between features) and
+dividing a node's rows (:func:`divide`).
 
 On small data a node costs more in numpy calls than in arithmetic, and numpy's scan makes
 ~25 passes over every (node, feature, bin) cell; a compiled loop makes one. The kernels are
-the numpy code of :func:`rulegen.learn.binning.build_histograms` and
-:func:`rulegen.learn.histogram_scan.best_numeric` written out as loops: the same
-floating-point operations in the same order (bins summed in row order, cumulative sums
-left to right, argmax's tie and NaN rules), so a model is the same bit for bit with or
-without numba -- ``tests/test_kernels.py`` holds them to that. numpy stays the reference.
+the numpy code of :mod:`rulegen.learn.binning`, :mod:`rulegen.learn.histogram_scan` and
+:mod:`rulegen.learn.histogram` written out as loops with the same floating-point operations
+in the same order (bins summed in row order, cumulative sums left to right, argmax's tie and
+NaN rules), so a model is the same bit for bit with or without numba --
+``tests/test_kernels.py`` holds them to that. numpy stays the reference.
 
-``RULEGEN_JIT=0`` in the environment turns them off; compiled code is cached next to this
-file (numba's ``cache=True``), so only a first fit pays the compile (a few seconds).
+``RULEGEN_JIT=0`` in the environment turns them off. Compiled code is cached next to this
+file (numba's ``cache=True``; numba's user cache when that is read-only): the first fit after
+installing compiles for ~15 s, later processes load the kernels in ~0.4 s.
 """
 
 from __future__ import annotations
@@ -20,25 +24,40 @@ import os
 
 import numpy as np
 
-try:  # an optional accelerator: everything works without it
-    import numba
-except ImportError:  # pragma: no cover - exercised where numba is absent
-    numba = None
-
-ENABLED = numba is not None and os.environ.get("RULEGEN_JIT", "1") != "0"
+numba = None  # imported on first use: learners that never call enabled() never load it
+ENABLED = None  # decided on the first enabled(): RULEGEN_JIT and whether numba imports
+_KERNELS = []
 
 
 def enabled() -> bool:
-    """Whether fits use the compiled kernels (read when a tree's finder is made)."""
+    """Whether fits use the compiled kernels. The first call imports numba (~0.2 s and
+    ~60 MB) and swaps the module's kernels for numba's dispatchers."""
+    global ENABLED
+    if ENABLED is None:
+        ENABLED = os.environ.get("RULEGEN_JIT", "1") != "0" and _load()
     return ENABLED
 
 
+def _load() -> bool:
+    global numba
+    try:  # an optional accelerator: everything works without it
+        import numba as nb
+    except ImportError:
+        return False
+    numba = nb
+    scope = globals()
+    for fn in _KERNELS:
+        # no fastmath: every operation rounds as numpy's does (no reassociation, no FMA);
+        # error_model numpy: x / 0 is inf or nan, as in numpy, not ZeroDivisionError.
+        # Kernels calling kernels find the dispatchers here when they compile.
+        scope[fn.__name__] = nb.njit(cache=True, nogil=True, error_model="numpy")(fn)
+    return True
+
+
 def _jit(fn):
-    if numba is None:
-        return fn
-    # no fastmath: every operation rounds as numpy's does (no reassociation, no FMA)
-    # error_model numpy: x / 0 is inf or nan, as in numpy, not ZeroDivisionError
-    return numba.njit(cache=True, nogil=True, error_model="numpy")(fn)
+    """A kernel: plain Python until :func:`enabled` compiles it (only called then)."""
+    _KERNELS.append(fn)
+    return fn
 
 
 @_jit
@@ -115,8 +134,9 @@ def divide(codes, f, rows, table, hist, start):
 
 
 @_jit
-def _better_down(v, best):
-    # argmax's rule read from the top bin down: the first maximum met wins; NaN beats all
+def _beats(v, best):
+    # np.argmax's rule, in the order the candidates are met: a later one wins only when
+    # strictly greater; NaN beats everything, the first NaN met stays
     return v > best or (math.isnan(v) and not math.isnan(best))
 
 
@@ -125,8 +145,9 @@ def scan_numeric(hist, off, n_bins, num, usable, G, H, C, est, ratio, has_nan, h
                  use_hc, lam, min_count, mcw, guard, gains, pos, left):
     """:func:`rulegen.learn.histogram_scan.best_numeric` for the numeric features ``num``
     (local indices) of every node of ``hist`` (3, nodes, size): fills ``gains``, ``pos``
-    and ``left`` (nodes, features) at those features where ``usable`` (-inf elsewhere). ``est`` / ``ratio`` per node: counts
-    are LightGBM's hessian estimates, ``floor(h * ratio + 0.5)``."""
+    and ``left`` (nodes, features) at those features where ``usable`` (-inf elsewhere).
+    ``est`` / ``ratio`` per node: counts are LightGBM's hessian estimates,
+    ``floor(h * ratio + 0.5)``."""
     width = int(n_bins.max()) if n_bins.size else 0
     cg = np.empty(width)
     ch = np.empty(width)
@@ -176,7 +197,7 @@ def scan_numeric(hist, off, n_bins, num, usable, G, H, C, est, ratio, has_nan, h
                     lc = cc[j] + mc
                     rc = Cs - lc
                 v = _value(lg, lh, lc, rg, rh, rc, lam, min_count, mcw, guard)
-                if _better_down(v, best):
+                if _beats(v, best):
                     best, bj = v, j
             bl = missing
             if missing or (has_nan[i] and es):
@@ -191,7 +212,7 @@ def scan_numeric(hist, off, n_bins, num, usable, G, H, C, est, ratio, has_nan, h
                     lg, lh, lc = cg[j], ch[j], cc[j]
                     v = _value(lg, lh, lc, Gs - lg, Hs - lh, Cs - lc, lam, min_count, mcw,
                                guard)
-                    if first or _better_down(v, b1):
+                    if first or _beats(v, b1):
                         b1, j1, first = v, j, False
                 if b1 > best:
                     best, bj, bl = b1, j1, False
@@ -269,7 +290,7 @@ def scan_categorical(hist, off, n_bins, cat, usable, G, H, C, est, ratio, lam, m
                         lg, lh = hist[0, s, o + c], hist[1, s, o + c]
                         if _admissible(cnt[c], lh, Cs - cnt[c], Hs - lh, min_count, mcw):
                             v = _score(lg, lh, Gs - lg, Hs - lh, lam, lam <= 0) - parent
-                    if first or _better_down(v, best):
+                    if first or _beats(v, best):
                         best, b_t, first = v, c, False
                 if best > -np.inf:
                     gains[s, i] = best
@@ -309,7 +330,7 @@ def scan_categorical(hist, off, n_bins, cat, usable, G, H, C, est, ratio, lam, m
                     v = -np.inf
                     if cut and _admissible(cc, ch, rc, rh, min_count, mcw):
                         v = _score(cg, ch, Gs - cg, rh, lam2, lam2 <= 0) - parent
-                    if first or _better_down(v, best):
+                    if first or _beats(v, best):
                         best, b_t, b_dir, first = v, t, d, False
             if best > -np.inf:
                 gains[s, i] = best
