@@ -157,8 +157,7 @@ def scan_numeric(hist, off, n_bins, num, usable, G, H, C, est, ratio, has_nan, h
     empty = np.empty(width, dtype=np.bool_)
     for s in range(hist.shape[1]):
         Gs, Hs, Cs, es, rs = G[s], H[s], C[s], est[s], ratio[s]
-        D = Hs + lam
-        base = Gs * Gs / D if D > 0 else 0.0
+        base = _parent_term(Gs, Hs, lam)
         for a in range(num.size):
             i = num[a]
             if not usable[s, i]:
@@ -222,6 +221,13 @@ def scan_numeric(hist, off, n_bins, num, usable, G, H, C, est, ratio, has_nan, h
 
 
 @_jit
+def _parent_term(G, H, lam):
+    """The node's G^2/(H+l) of the gain (0 where H+l <= 0)."""
+    D = H + lam
+    return G * G / D if D > 0 else 0.0
+
+
+@_jit
 def _admissible(lc, lh, rc, rh, min_count, mcw):
     return lc >= min_count and rc >= min_count and lh >= mcw and rh >= mcw
 
@@ -268,8 +274,7 @@ def scan_categorical(hist, off, n_bins, cat, usable, G, H, C, est, ratio, lam, m
     lam2 = lam + cat_l2
     for s in range(hist.shape[1]):
         Gs, Hs, Cs, es, rs = G[s], H[s], C[s], est[s], ratio[s]
-        den = Hs + lam
-        parent = Gs * Gs / den if den > 0 else 0.0
+        parent = _parent_term(Gs, Hs, lam)
         for a in range(cat.size):
             i = cat[a]
             if not usable[s, i]:
