@@ -178,6 +178,27 @@ def test_models_are_the_same_with_and_without_the_kernels(kind, kw, numpy_only):
     assert len(compiled) > 5000  # real trees
 
 
+def test_odd_data_gets_the_same_model_with_and_without_the_kernels(numpy_only):
+    """Codes past uint8 (300 categories), a column with no value at all, one that never
+    varies, a single row per category, zero weights, a tiny set."""
+    rng = np.random.default_rng(4)
+    n = 1200
+    X = np.column_stack([rng.integers(0, 300, n), np.full(n, np.nan), np.full(n, 2.5),
+                         rng.normal(size=n), rng.integers(0, n, n)]).astype(float)
+    X[rng.random(n) < 0.2, 3] = np.nan
+    y = (np.sin(X[:, 0]) + np.nan_to_num(X[:, 3]) > 0).astype(int)
+    w = np.where(rng.random(n) < 0.1, 0.0, 1.0)
+    fits = [(LightGBMStyleClassifier(n_estimators=8, min_child_samples=3, max_bin=400,
+                                     cat_smooth=1.0, min_data_per_group=2, cat_l2=1.0),
+             X, y, {"categorical_features": [0, 4], "sample_weight": w}),
+            (LightGBMStyleRegressor(n_estimators=5, min_child_samples=1),
+             X[:7], np.arange(7.0), {})]
+    compiled = [serialize.dumps(est.fit(Xf, yf, **kw).model_) for est, Xf, yf, kw in fits]
+    numpy_only()
+    for (est, Xf, yf, kw), want in zip(fits, compiled):
+        assert serialize.dumps(est.fit(Xf, yf, **kw).model_) == want
+
+
 def test_rulegen_jit_0_turns_the_kernels_off():
     code = "from rulegen.learn import kernels; print(kernels.enabled())"
     env = {**os.environ, "RULEGEN_JIT": "0"}
