@@ -40,17 +40,20 @@ def enabled() -> bool:
 
 def _load() -> bool:
     global numba
-    try:  # an optional accelerator: everything works without it
+    # an optional accelerator: everything works without it. numba refuses to import next
+    # to a numpy it does not support, and to cache where no folder is writable (compiling
+    # in every process would cost more than it saves): then numpy does the work.
+    try:
         import numba as nb
-    except ImportError:
+
+        # no fastmath: every operation rounds as numpy's does (no reassociation, no FMA);
+        # error_model numpy: x / 0 is inf or nan, as in numpy, not ZeroDivisionError
+        jit = nb.njit(cache=True, nogil=True, error_model="numpy")
+        compiled = {fn.__name__: jit(fn) for fn in _KERNELS}
+    except Exception:  # any failure means "no accelerator"
         return False
     numba = nb
-    scope = globals()
-    for fn in _KERNELS:
-        # no fastmath: every operation rounds as numpy's does (no reassociation, no FMA);
-        # error_model numpy: x / 0 is inf or nan, as in numpy, not ZeroDivisionError.
-        # Kernels calling kernels find the dispatchers here when they compile.
-        scope[fn.__name__] = nb.njit(cache=True, nogil=True, error_model="numpy")(fn)
+    globals().update(compiled)  # kernels calling kernels find the dispatchers here
     return True
 
 
