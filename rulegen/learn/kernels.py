@@ -50,7 +50,7 @@ def _load() -> bool:
         # error_model numpy: x / 0 is inf or nan, as in numpy, not ZeroDivisionError
         jit = nb.njit(cache=True, nogil=True, error_model="numpy")
         compiled = {fn.__name__: jit(fn) for fn in _KERNELS}
-    except Exception:  # any failure means "no accelerator"
+    except Exception:  # noqa: BLE001 - any failure means "no accelerator"
         return False
     numba = nb
     globals().update(compiled)  # kernels calling kernels find the dispatchers here
