@@ -1,5 +1,7 @@
-"""The compiled kernels of histogram boosting (rulegen.learn.kernels, numba) against the numpy
-code they replace: the same splits, histograms, row divisions and models, bit for bit.
+"""The compiled kernels (rulegen.learn.kernels, numba) against the numpy code they replace:
+histogram boosting's splits, histograms and row divisions, the exact Newton split search of
+xgboost_style and the division of presorted orders -- the same results and models, bit for
+bit.
 
 The test extra installs numba, so CI runs both paths; without numba these tests cannot run
 (and conftest fails a skip under CI)."""
@@ -16,9 +18,14 @@ import pytest
 from rulegen.ir import serialize
 from rulegen.learn import binning, kernels
 from rulegen.learn.binning import Layout, bin_features, build_histograms
+from rulegen.learn.builder import presort, split_presorted
+from rulegen.learn.forest import RandomForestClassifier
+from rulegen.learn.gbdt import GradientBoostingRegressor
 from rulegen.learn.histogram import HistogramSplitFinder, _left_sums
 from rulegen.learn.histogram_scan import SplitParams
 from rulegen.learn.lgbm import LightGBMStyleClassifier, LightGBMStyleRegressor
+from rulegen.learn.newton import NewtonSplitFinder
+from rulegen.learn.xgb import NewtonBoostingClassifier, NewtonBoostingRegressor
 
 pytest.importorskip("numba")
 
@@ -197,6 +204,101 @@ def test_odd_data_gets_the_same_model_with_and_without_the_kernels(numpy_only):
     numpy_only()
     for (est, Xf, yf, kw), want in zip(fits, compiled):
         assert serialize.dumps(est.fit(Xf, yf, **kw).model_) == want
+
+
+# --- exact Newton splits (xgboost_style) and presorted orders (CART, forests, boosting) ------
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_node_gets_the_same_newton_split_compiled_as_from_numpy(seed):
+    """Random nodes with missing values, ties in x, constant and all-missing features,
+    lambda 0 (the guarded score) or not, min_child_weight binding or not."""
+    rng = np.random.default_rng(seed)
+    n, p = 400, 6
+    X = np.round(rng.normal(size=(n, p)) * (4 if seed % 2 else 40)) / 4  # many ties
+    X[rng.random((n, p)) < 0.15] = np.nan
+    X[:, 4] = 1.0
+    X[:, 5] = np.nan if seed % 3 == 0 else X[:, 5]
+    XT = np.ascontiguousarray(X.astype(np.float32).T)
+    g, h = rng.normal(size=n), rng.random(n) * (0.05 if seed % 4 == 0 else 1.0)
+    if seed >= 4:  # whole numbers: gains tie exactly, so the tie rules decide
+        g, h = rng.integers(-2, 3, n).astype(float), np.ones(n)
+    order = presort(XT.T)
+    lam, mcw = (0.0, 0.0) if seed % 2 else (1.0, 0.5)
+    finder = NewtonSplitFinder(XT, g, h, reg_lambda=lam, min_child_weight=mcw,
+                               features_at=lambda d: np.arange(p), order=order)
+    found = 0
+    for _ in range(6):
+        rows = np.sort(rng.choice(n, rng.integers(2, n), replace=False))
+        S, G, H = finder.root(rows).state
+        F = np.sort(rng.choice(p, rng.integers(1, p + 1), replace=False))
+        got = finder._best_numeric_compiled(S, F, G, H)
+        kernels.ENABLED = False
+        try:
+            want = finder._best_numeric(S, F, G, H)
+        finally:
+            kernels.ENABLED = True
+        assert (got is None) == (want is None)
+        if want is not None:
+            found += 1
+            assert bits(got[0]) == bits(want[0]) and got[1:] == want[1:]
+    assert found
+
+
+def test_missing_alone_ties_as_in_numpy():
+    """The best split sets the missing rows apart: pass 1's "every present row left" and
+    "missing alone on the left" divide the rows alike (and a zero-hessian lowest row makes
+    the first cut of pass 2 the same partition too); the kernel keeps numpy's choice."""
+    x = np.r_[np.arange(15.0), [np.nan] * 5].astype(np.float32)
+    g = np.r_[0.0, np.tile([1.0, -1.0], 7), [10.0] * 5]
+    h = np.r_[0.0, np.ones(19)]
+    XT = x[None, :]
+    finder = NewtonSplitFinder(XT, g, h, reg_lambda=1.0, min_child_weight=0.0,
+                               features_at=lambda d: np.arange(1), order=presort(XT.T))
+    S, G, H = finder.root(np.arange(20)).state
+    got = finder._best_numeric_compiled(S, np.arange(1), G, H)
+    kernels.ENABLED = False
+    try:
+        want = finder._best_numeric(S, np.arange(1), G, H)
+    finally:
+        kernels.ENABLED = True
+    assert bits(got[0]) == bits(want[0]) and got[1:] == want[1:]
+
+
+def test_presorted_orders_divide_in_order():
+    rng = np.random.default_rng(9)
+    S = np.argsort(rng.normal(size=(5, 300)), axis=1, kind="stable").astype(np.int32)
+    rows_l = np.sort(rng.choice(300, 120, replace=False))
+    mask = np.zeros(300, dtype=bool)
+    got = split_presorted(S, mask, rows_l, 180, compiled=True)
+    assert not mask.any()
+    want = split_presorted(S, mask, rows_l, 180)
+    assert not mask.any()
+    for a, b in zip(got, want):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+
+
+OTHER_FITS = [
+    (NewtonBoostingRegressor, {"n_estimators": 10, "colsample_bylevel": 0.7,
+                               "random_state": 1}, "regression"),
+    (NewtonBoostingClassifier, {"n_estimators": 6, "reg_lambda": 0.0,
+                                "min_child_weight": 0.0}, "binary"),
+    (NewtonBoostingClassifier, {"n_estimators": 4, "max_depth": 4}, "multiclass"),
+    (RandomForestClassifier, {"n_estimators": 5, "random_state": 2}, "binary"),
+    (GradientBoostingRegressor, {"n_estimators": 8, "random_state": 0}, "regression"),
+]
+
+
+@pytest.mark.parametrize("cls, kw, kind", OTHER_FITS)
+def test_other_ensembles_are_the_same_with_and_without_the_kernels(cls, kw, kind, numpy_only):
+    X, y = mixed_data(12, n=600)
+    if kind != "regression":
+        y = (y > 0).astype(int) if kind == "binary" else np.digitize(y, [-1.0, 1.0])
+    if cls is GradientBoostingRegressor:
+        X = np.nan_to_num(X)  # scikit-learn's semantics: no missing values
+    compiled = serialize.dumps(cls(**kw).fit(X, y).model_)
+    numpy_only()
+    assert serialize.dumps(cls(**kw).fit(X, y).model_) == compiled
 
 
 def test_rulegen_jit_0_turns_the_kernels_off():

@@ -27,6 +27,7 @@ from typing import Protocol
 import numpy as np
 
 from rulegen.ir.nodes import DefaultChild, Leaf, Missing, NumericTest, Split, Test, Tree
+from rulegen.learn import kernels
 
 EPSILON = float(np.finfo(np.float64).eps)  # sklearn's tolerance for "pure" and "no gain"
 FEATURE_THRESHOLD = np.float32(1e-7)  # sklearn's tie tolerance, added in float32
@@ -220,6 +221,25 @@ def float32_test(feature: int, threshold: float) -> NumericTest:
     if _f32_digits(hi) < _f32_digits(lo):
         return NumericTest(feature, "<", float(hi), "float32")
     return NumericTest(feature, "<=", float(lo), "float32")
+
+
+def split_presorted(S, mask, rows_l, n_right, compiled=False) -> tuple[np.ndarray, np.ndarray]:
+    """A split node's presorted orders ``S`` (features, n) divided between its children,
+    each row in order: the rows ``rows_l`` to the left. ``mask`` (every training row,
+    False) is scratch, False again on return. ``compiled``: in one pass of
+    :func:`rulegen.learn.kernels.split_sorted` (the same arrays); CART and the forests do
+    not ask (no gain measured there, and a single tree should not load numba)."""
+    mask[rows_l] = True
+    if compiled:  # one pass, no (features, n) temporary
+        S_l = np.empty((len(S), len(rows_l)), dtype=S.dtype)
+        S_r = np.empty((len(S), n_right), dtype=S.dtype)
+        kernels.split_sorted(S, mask, S_l, S_r)
+        mask[rows_l] = False
+        return S_l, S_r
+    m = mask[S]
+    mask[rows_l] = False
+    S_l = S[m].reshape(len(S), -1)
+    return S_l, S[np.logical_not(m, out=m)].reshape(len(S), -1)  # in place: (p, n) bools
 
 
 def presort(X32) -> np.ndarray:
@@ -472,11 +492,7 @@ class NumericSplitFinder:
         S = node.state[0]
         sorted_l = sorted_r = None
         if S is not None:
-            self._mask[rows_l] = True
-            m = self._mask[S]
-            self._mask[rows_l] = False
-            sorted_l = S[m].reshape(len(S), -1)
-            sorted_r = S[np.logical_not(m, out=m)].reshape(len(S), -1)  # in place: (p, n) bools
+            sorted_l, sorted_r = split_presorted(S, self._mask, rows_l, len(rows_r))
         w = self.w
         st_l, st_r = self.criterion.children_stats(self.T, w, rows_l, rows_r)
         w_node = node.state[1].weight

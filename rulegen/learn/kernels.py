@@ -1,13 +1,16 @@
-"""Compiled kernels for histogram boosting's per-node work, when numba is installed
-(``pip install "rulegen[fast]"``): building and subtracting histograms
+"""Compiled kernels for the learners' per-node loops, when numba is installed
+(``pip install "rulegen[fast]"``). Histogram boosting: building and subtracting histograms
 (:func:`build_histograms`, :func:`family_histograms`), the whole search of a batch of nodes
 (:func:`search`: both numeric scans, the categorical scans, the choice between features) and
-dividing a node's rows (:func:`divide`).
+dividing a node's rows (:func:`divide`). Exact Newton boosting (xgboost_style): a node's
+numeric scans (:func:`newton_numeric`) and the division of its sorted orders between a
+split's children (:func:`split_sorted`).
 
 On small data a node costs more in numpy calls than in arithmetic, and numpy's scan makes
 ~25 passes over every (node, feature, bin) cell; a compiled loop makes one. The kernels are
-the numpy code of :mod:`rulegen.learn.binning`, :mod:`rulegen.learn.histogram_scan` and
-:mod:`rulegen.learn.histogram` written out as loops with the same floating-point operations
+the numpy code of :mod:`rulegen.learn.binning`, :mod:`rulegen.learn.histogram_scan`,
+:mod:`rulegen.learn.histogram`, :mod:`rulegen.learn.newton` and
+:mod:`rulegen.learn.builder` written out as loops with the same floating-point operations
 in the same order (bins summed in row order, cumulative sums left to right, argmax's tie and
 NaN rules), so a model is the same bit for bit with or without numba --
 ``tests/test_kernels.py`` holds them to that. numpy stays the reference.
@@ -412,3 +415,96 @@ def search(hist, off, n_bins, num, cat, usable, G, H, C, est, ratio, has_nan, h_
                 n_left += hist[2, s, o + j]  # whole numbers: exact in any order
             best_counts[s, 0] = n_left
             best_counts[s, 1] = hist[2, s, o + nb]
+
+
+# --- exact (presorted) Newton splits: xgboost_style ------------------------------------
+
+
+@_jit
+def _newton_score(G, H, lam):
+    """newton._score: G^2/(H+l); 0 where H+l <= 0, which only lambda 0 allows."""
+    D = H + lam
+    s = G * G / D
+    if lam > 0:
+        return s
+    return s if D > 0 else 0.0
+
+
+@_jit
+def newton_numeric(S, F, XT, g, h, G, H, lam, mcw, val, pos, how, nn_out):
+    """``NewtonSplitFinder._best_numeric``'s scans for the features ``F`` of a node whose
+    rows are ``S`` (p, n) sorted by each feature (missing last): per feature the best gain
+    ``val`` (bracket minus the parent's term), its position ``pos``, ``how`` (0: missing
+    right, 1: missing left, 2: missing alone on the left) and the present-row count."""
+    n = S.shape[1]
+    cg = np.empty(n)
+    ch = np.empty(n)
+    base = _newton_score(G, H, lam)
+    for a in range(F.size):
+        f = F[a]
+        nn = 0
+        for j in range(n):
+            r = S[f, j]
+            if j == 0:
+                cg[0], ch[0] = g[r], h[r]
+            else:
+                cg[j], ch[j] = cg[j - 1] + g[r], ch[j - 1] + h[r]
+            if not math.isnan(XT[f, r]):
+                nn += 1
+        nm = n - nn
+        last = max(nn - 1, 0)
+        Gm = Hm = 0.0
+        if nm > 0:
+            Gm = G - (cg[last] if nn > 0 else 0.0)
+            Hm = H - (ch[last] if nn > 0 else 0.0)
+        # pass 1, missing right; position nn-1 is "every present row left"
+        best, bp, first = -np.inf, 0, True
+        for j in range(n):
+            ok = j < n - 1 and XT[f, S[f, j + 1]] > XT[f, S[f, j]]
+            if j == last and nm > 0 and nn > 0:
+                ok = True
+            v = -np.inf
+            HR = H - ch[j]
+            if ok and ch[j] >= mcw and HR >= mcw:
+                v = _newton_score(cg[j], ch[j], lam) + _newton_score(G - cg[j], HR, lam)
+            if first or _beats(v, best):
+                best, bp, first = v, j, False
+        val[a], pos[a], how[a], nn_out[a] = best - base, bp, 0, nn
+        if nm == 0:
+            continue
+        # pass 2, missing left; then "missing alone on the left"; pass 1 wins ties
+        b2, p2, first = -np.inf, 0, True
+        for j in range(n):
+            ok = j < n - 1 and j != last and XT[f, S[f, j + 1]] > XT[f, S[f, j]]
+            GL, HL = cg[j] + Gm, ch[j] + Hm
+            HR = H - HL
+            v = -np.inf
+            if ok and HL >= mcw and HR >= mcw:
+                v = _newton_score(GL, HL, lam) + _newton_score(G - GL, HR, lam)
+            if first or _beats(v, b2):
+                b2, p2, first = v, j, False
+        b2 = b2 - base
+        b0 = -np.inf
+        if nn > 0 and Hm >= mcw and H - Hm >= mcw:
+            b0 = _newton_score(Gm, Hm, lam) + _newton_score(G - Gm, H - Hm, lam) - base
+        use0 = b0 > b2
+        if use0:
+            b2 = b0
+        if b2 > val[a]:
+            val[a], pos[a], how[a] = b2, p2, 2 if use0 else 1
+
+
+@_jit
+def split_sorted(S, left, S_l, S_r):
+    """Each row of ``S`` (rows sorted by a feature) divided in order: the rows where
+    ``left[row]`` into ``S_l``, the others into ``S_r`` (the children's sorted orders)."""
+    for f in range(S.shape[0]):
+        a = b = 0
+        for j in range(S.shape[1]):
+            r = S[f, j]
+            if left[r]:
+                S_l[f, a] = r
+                a += 1
+            else:
+                S_r[f, b] = r
+                b += 1

@@ -52,7 +52,8 @@ from rulegen.ir.nodes import (
     Split,
     Tree,
 )
-from rulegen.learn.builder import NodeWork, Partition, float32_test
+from rulegen.learn import kernels
+from rulegen.learn.builder import NodeWork, Partition, float32_test, split_presorted
 
 MIN_BRACKET = 1e-6  # XGBoost's kRtEps: smaller improvements are not splits
 _BLOCK = 1 << 18  # elements per (features x rows) work array: ~10 float64 ones live at once
@@ -186,6 +187,8 @@ class NewtonSplitFinder:
         return (HL >= self.mcw) & (HR >= self.mcw)
 
     def _best_numeric(self, S, F, G, H):
+        if kernels.enabled():
+            return self._best_numeric_compiled(S, F, G, H)
         SF = S[F].astype(np.intp)  # gathers by int32 ids are ~2x slower
         q, n = SF.shape
         V = self.XT[F[:, None], SF]
@@ -239,6 +242,25 @@ class NewtonSplitFinder:
         if how[i] == 0 and k == nn[i] - 1:
             return float(val[i]), f, ("<=", math.inf), False
         mid = float(V[i, k]) / 2.0 + float(V[i, k + 1]) / 2.0
+        return float(val[i]), f, ("<=", mid), bool(how[i] == 1)
+
+    def _best_numeric_compiled(self, S, F, G, H):
+        """:meth:`_best_numeric` with its scans compiled (:mod:`rulegen.learn.kernels`):
+        the same split, bit for bit."""
+        q = len(F)
+        val, pos = np.empty(q), np.empty(q, dtype=np.intp)
+        how, nn = np.empty(q, dtype=np.intp), np.empty(q, dtype=np.intp)
+        kernels.newton_numeric(S, F, self.XT, self.g, self.h, float(G), float(H), self.lam,
+                               self.mcw, val, pos, how, nn)
+        i = int(val.argmax())  # first maximum: the lowest feature index
+        if val[i] == -np.inf:
+            return None
+        f, k = int(F[i]), int(pos[i])
+        if how[i] == 2:
+            return float(val[i]), f, ("<=", -math.inf), True
+        if how[i] == 0 and k == nn[i] - 1:
+            return float(val[i]), f, ("<=", math.inf), False
+        mid = float(self.XT[f, S[f, k]]) / 2.0 + float(self.XT[f, S[f, k + 1]]) / 2.0
         return float(val[i]), f, ("<=", mid), bool(how[i] == 1)
 
     def _best_binned(self, rows, F, G, H):
@@ -343,11 +365,7 @@ class NewtonSplitFinder:
         if S is None:
             children = [self._node(rows_l, None), self._node(rows_r, None)]
         else:
-            self._mask[rows_l] = True
-            mk = self._mask[S]
-            self._mask[rows_l] = False
-            S_l = S[mk].reshape(len(S), -1)
-            S_r = S[np.logical_not(mk, out=mk)].reshape(len(S), -1)  # in place: (p, n) bools
+            S_l, S_r = split_presorted(S, self._mask, rows_l, len(rows_r), kernels.enabled())
             children = [self._node(rows_l, S_l), self._node(rows_r, S_r)]
         if how[0] == "categorical":
             absent = np.ones(self.categorical[f], dtype=bool)
