@@ -233,16 +233,7 @@ class NewtonSplitFinder:
             sel = miss[better]
             val[sel], pos[sel] = b2[better], p2[better]
             how[sel] = np.where(use0[better], 2, 1)
-        i = int(val.argmax())  # first maximum: the lowest feature index
-        if val[i] == -np.inf:
-            return None
-        f, k = int(F[i]), int(pos[i])
-        if how[i] == 2:
-            return float(val[i]), f, ("<=", -math.inf), True
-        if how[i] == 0 and k == nn[i] - 1:
-            return float(val[i]), f, ("<=", math.inf), False
-        mid = float(V[i, k]) / 2.0 + float(V[i, k + 1]) / 2.0
-        return float(val[i]), f, ("<=", mid), bool(how[i] == 1)
+        return self._choose(S, F, val, pos, how, nn)
 
     def _best_numeric_compiled(self, S, F, G, H):
         """:meth:`_best_numeric` with its scans compiled (:mod:`rulegen.learn.kernels`):
@@ -252,6 +243,12 @@ class NewtonSplitFinder:
         how, nn = np.empty(q, dtype=np.intp), np.empty(q, dtype=np.intp)
         kernels.newton_numeric(S, F, self.XT, self.g, self.h, float(G), float(H), self.lam,
                                self.mcw, val, pos, how, nn)
+        return self._choose(S, F, val, pos, how, nn)
+
+    def _choose(self, S, F, val, pos, how, nn):
+        """The best of the features' scans (gain ``val``, position ``pos`` in the sorted
+        rows, ``how`` 0/1/2 as pass 1 / pass 2 / missing alone, present rows ``nn``) as
+        (bracket, feature, (op, threshold), missing_left), or None."""
         i = int(val.argmax())  # first maximum: the lowest feature index
         if val[i] == -np.inf:
             return None
