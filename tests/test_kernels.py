@@ -301,6 +301,20 @@ def test_other_ensembles_are_the_same_with_and_without_the_kernels(cls, kw, kind
     assert serialize.dumps(cls(**kw).fit(X, y).model_) == compiled
 
 
+def test_learners_without_kernels_never_load_numba():
+    """numba costs ~0.2 s and ~60 MB to import: a CART tree or a forest must not pay it."""
+    code = ("import sys, numpy as np\n"
+            "from rulegen.learn.cart import DecisionTreeClassifier\n"
+            "from rulegen.learn.forest import RandomForestRegressor\n"
+            "X = np.random.default_rng(0).normal(size=(80, 3))\n"
+            "DecisionTreeClassifier().fit(X, X[:, 0] > 0)\n"
+            "RandomForestRegressor(n_estimators=3).fit(X, X[:, 1])\n"
+            "print('numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "False"
+
+
 def test_rulegen_jit_0_turns_the_kernels_off():
     code = "from rulegen.learn import kernels; print(kernels.enabled())"
     env = {**os.environ, "RULEGEN_JIT": "0"}
