@@ -37,6 +37,7 @@ distinct value may have a bin of its own (LightGBM's ``min_data_in_bin=1``).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -224,6 +225,15 @@ class Layout:
         return slice(int(self.off[i]), int(self.off[i] + self.n_bins[i]) + 1)
 
 
+def concatenated(rows_list) -> tuple[np.ndarray, np.ndarray]:
+    """Several nodes' rows as one index, and where each node's start (len(rows_list) + 1):
+    node n's rows are ``rows[starts[n]:starts[n + 1]]`` (the kernels' batch form)."""
+    rows = rows_list[0] if len(rows_list) == 1 else np.concatenate(rows_list)
+    starts = np.fromiter(itertools.accumulate(map(len, rows_list), initial=0), np.intp,
+                         len(rows_list) + 1)
+    return rows, starts
+
+
 def build_histograms(codes, feats, rows_list, g, h, layout: Layout, h_const=None,
                      counts=None) -> np.ndarray:
     """(3, nodes, layout.size): per node of ``rows_list`` the sums of g, h and the row count
@@ -237,13 +247,10 @@ def build_histograms(codes, feats, rows_list, g, h, layout: Layout, h_const=None
     if counts is not None:
         out[2] = counts
     if kernels.enabled():
-        rows = rows_list[0] if P == 1 else np.concatenate(rows_list)
-        starts = np.zeros(P + 1, dtype=np.intp)
-        np.cumsum(sizes, out=starts[1:])
+        rows, starts = concatenated(rows_list)
         kernels.build_histograms(codes, np.asarray(feats, dtype=np.intp), layout.off, rows,
-                                 starts, g,
-                                 g if h_const is not None else h, out, h_const is None,
-                                 counts is None)
+                                 starts, g, g if h_const is not None else h, out,
+                                 h_const is None, counts is None)
     elif total * q <= SMALL_BLOCK:
         # small nodes: numpy's call overhead dominates, so every (node, feature) gets its
         # own range of one index and one bincount per sum covers them all

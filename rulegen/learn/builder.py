@@ -223,6 +223,18 @@ def float32_test(feature: int, threshold: float) -> NumericTest:
     return NumericTest(feature, "<=", float(lo), "float32")
 
 
+def presorted_subset(order, mask, rows) -> np.ndarray:
+    """The presorted ``order`` (features, N) of every training row, kept to ``rows``, each
+    feature's row in order (``order`` itself when ``rows`` are all of them). ``mask`` (every
+    training row, False) is scratch, False again on return."""
+    if len(rows) == order.shape[1]:
+        return order  # nothing to filter (nor to copy)
+    mask[rows] = True
+    out = order[mask[order]].reshape(len(order), -1)
+    mask[rows] = False
+    return out
+
+
 def split_presorted(S, mask, rows_l, n_right, compiled=False) -> tuple[np.ndarray, np.ndarray]:
     """A split node's presorted orders ``S`` (features, n) divided between its children,
     each row in order: the rows ``rows_l`` to the left. ``mask`` (every training row,
@@ -298,12 +310,8 @@ class NumericSplitFinder:
             if order is None:
                 ids = rows.astype(np.int32) if self.XT.shape[1] < 2**31 else rows
                 state = ids[presort(self.XT[:, rows].T)]
-            elif len(rows) == order.shape[1]:
-                state = order
             else:
-                self._mask[rows] = True
-                state = order[self._mask[order]].reshape(len(order), -1)
-                self._mask[rows] = False
+                state = presorted_subset(order, self._mask, rows)
         stats = self.criterion.stats(self.T, self.w, rows)
         return NodeWork(rows, self.w[rows], stats.impurity, 0, (state, stats))
 

@@ -3,7 +3,8 @@
 A node's **histogram** holds, for every feature and bin, the sums of the gradient, the hessian
 and the row count of the node's rows in that bin, every feature's bins packed end to end
 (:class:`~rulegen.learn.binning.Layout`), built by ``np.bincount`` over the binned rows
-(:func:`~rulegen.learn.binning.build_histograms`). The two children of a split
+(:func:`~rulegen.learn.binning.build_histograms`) or, with numba, by compiled loops that
+give the same sums (:mod:`rulegen.learn.kernels`). The two children of a split
 together hold exactly the parent's rows, so only the **smaller** child's histogram is built
 from its rows; the larger one's is the parent's minus it (:class:`HistogramSplitFinder` does
 this when the first of the two children is searched).
@@ -27,13 +28,12 @@ searched again below it.
 from __future__ import annotations
 
 import heapq
-import itertools
 
 import numpy as np
 
 from rulegen.ir.nodes import CategoricalTest, DefaultChild, Leaf, NumericTest
 from rulegen.learn import kernels
-from rulegen.learn.binning import Layout, build_histograms
+from rulegen.learn.binning import Layout, build_histograms, concatenated
 from rulegen.learn.builder import NodeWork, Partition, float32_test
 from rulegen.learn.histogram_scan import SplitParams
 from rulegen.learn.histogram_search import BatchSearch
@@ -163,14 +163,6 @@ class _Child(NodeWork):
         return np.broadcast_to(1.0, rows.shape) if finder.unit_weights else finder.w[rows]
 
 
-def _concatenated(rows_list):
-    """One index of several nodes' rows, and where each node's start (len + 1)."""
-    rows = rows_list[0] if len(rows_list) == 1 else np.concatenate(rows_list)
-    starts = np.fromiter(itertools.accumulate(map(len, rows_list), initial=0), np.intp,
-                         len(rows_list) + 1)
-    return rows, starts
-
-
 class HistogramSplitFinder:
     """A :class:`~rulegen.learn.builder.TreeBuilder` split finder over binned features.
 
@@ -298,7 +290,7 @@ class HistogramSplitFinder:
         for fam in fams:
             fam.hist = None
         if kernels.enabled():
-            rows, starts = _concatenated([s.rows for s in nodes[:P]])
+            rows, starts = concatenated([s.rows for s in nodes[:P]])
             self.histograms_built += len(rows) * len(self.feats)
             hc = self.h_const
             kernels.family_histograms(self.bins.codes, self.feats, self.layout.off, rows,

@@ -140,6 +140,12 @@ def divide(codes, f, rows, table, hist, start):
 
 
 @_jit
+def _count(hist, s, j, es, rs):
+    """Slot j's row count at node s: LightGBM's estimate from the hessian where ``es``."""
+    return np.floor(hist[1, s, j] * rs + 0.5) if es else hist[2, s, j]
+
+
+@_jit
 def _beats(v, best):
     # np.argmax's rule, in the order the candidates are met: a later one wins only when
     # strictly greater; NaN beats everything, the first NaN met stays
@@ -173,7 +179,7 @@ def scan_numeric(hist, off, n_bins, num, usable, G, H, C, est, ratio, has_nan, h
             # cumulative sums over the value bins, as np.cumsum (first term as is)
             for j in range(nb):
                 xg = hist[0, s, o + j]
-                xc = np.floor(hist[1, s, o + j] * rs + 0.5) if es else hist[2, s, o + j]
+                xc = _count(hist, s, o + j, es, rs)
                 empty[j] = xg == 0 and hist[1, s, o + j] == 0 and xc == 0
                 if j == 0:
                     cg[0], cc[0] = xg, xc
@@ -186,7 +192,7 @@ def scan_numeric(hist, off, n_bins, num, usable, G, H, C, est, ratio, has_nan, h
                     ch[j] = cc[j] * h_const
             mg, mh = hist[0, s, o + nb], hist[1, s, o + nb]
             missing = hist[2, s, o + nb] > 0  # exact counts decide, never estimates
-            mc = np.floor(mh * rs + 0.5) if es else hist[2, s, o + nb]
+            mc = _count(hist, s, o + nb, es, rs)
             last_c = cc[nb - 1]
             # missing left (or no missing rows), from the top bin down: ties to the highest
             best, bj = -np.inf, nb - 1
@@ -227,10 +233,20 @@ def scan_numeric(hist, off, n_bins, num, usable, G, H, C, est, ratio, has_nan, h
 
 
 @_jit
+def _term(G, H, lam, guard):
+    """One side's G^2/(H+l) of a gain; with ``guard``, 0 where H+l <= 0 (numpy's
+    ``np.where(D > 0, G*G/D, 0)``: the division is made either way)."""
+    D = H + lam
+    q = G * G / D
+    if guard and not D > 0:
+        return 0.0
+    return q
+
+
+@_jit
 def _parent_term(G, H, lam):
     """The node's G^2/(H+l) of the gain (0 where H+l <= 0)."""
-    D = H + lam
-    return G * G / D if D > 0 else 0.0
+    return _term(G, H, lam, True)
 
 
 @_jit
@@ -242,14 +258,7 @@ def _admissible(lc, lh, rc, rh, min_count, mcw):
 def _score(lg, lh, rg, rh, lam, guard):
     """GL^2/(HL+l) + GR^2/(HR+l); with ``guard`` a side with HL+l <= 0 counts 0
     (histogram_scan's ``_sides``)."""
-    dl, dr = lh + lam, rh + lam
-    ql, qr = lg * lg / dl, rg * rg / dr
-    if guard:
-        if not dl > 0:
-            ql = 0.0
-        if not dr > 0:
-            qr = 0.0
-    return ql + qr
+    return _term(lg, lh, lam, guard) + _term(rg, rh, lam, guard)
 
 
 @_jit
@@ -260,9 +269,6 @@ def _value(lg, lh, lc, rg, rh, rc, lam, min_count, mcw, guard):
     return _score(lg, lh, rg, rh, lam, guard)
 
 
-@_jit
-def _count(hist, s, j, es, rs):
-    return np.floor(hist[1, s, j] * rs + 0.5) if es else hist[2, s, j]
 
 
 @_jit
@@ -423,11 +429,7 @@ def search(hist, off, n_bins, num, cat, usable, G, H, C, est, ratio, has_nan, h_
 @_jit
 def _newton_score(G, H, lam):
     """newton._score: G^2/(H+l); 0 where H+l <= 0, which only lambda 0 allows."""
-    D = H + lam
-    s = G * G / D
-    if lam > 0:
-        return s
-    return s if D > 0 else 0.0
+    return _term(G, H, lam, not lam > 0)
 
 
 @_jit

@@ -53,7 +53,13 @@ from rulegen.ir.nodes import (
     Tree,
 )
 from rulegen.learn import kernels
-from rulegen.learn.builder import NodeWork, Partition, float32_test, split_presorted
+from rulegen.learn.builder import (
+    NodeWork,
+    Partition,
+    float32_test,
+    presorted_subset,
+    split_presorted,
+)
 
 MIN_BRACKET = 1e-6  # XGBoost's kRtEps: smaller improvements are not splits
 _BLOCK = 1 << 18  # elements per (features x rows) work array: ~10 float64 ones live at once
@@ -139,13 +145,7 @@ class NewtonSplitFinder:
 
     def root(self, rows) -> NodeWork:
         rows = np.asarray(rows, dtype=np.intp)
-        S = None
-        if self.bins is None and len(rows) == self.order.shape[1]:
-            S = self.order  # every row: nothing to filter (nor to copy)
-        elif self.bins is None:
-            self._mask[rows] = True
-            S = self.order[self._mask[self.order]].reshape(len(self.order), -1)
-            self._mask[rows] = False
+        S = None if self.bins is not None else presorted_subset(self.order, self._mask, rows)
         return self._node(rows, S)
 
     def _node(self, rows, S) -> NodeWork:
