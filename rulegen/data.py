@@ -63,6 +63,12 @@ def read_csv(path: str | Path) -> Table:
 
 
 def parse_csv(text: str, source: str = "<data>") -> Table:
+    nul = text.find("\x00")
+    if nul >= 0:  # no target can spell it in a name or label (SQL, C strings)
+        line = text.count("\n", 0, nul) + 1
+        column = nul - (text.rfind("\n", 0, nul) + 1) + 1
+        raise DataError(f"{source}:{line}:{column}: a NUL character; remove it (no name or "
+                        "label may contain one)")
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = next(reader)

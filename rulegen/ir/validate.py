@@ -8,6 +8,7 @@ the place as a JSON path, e.g. ``trees[3].nodes[17].children[1]``.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -54,11 +55,26 @@ def _not_nan(v, path):
         _fail(path, f"expected a number (not NaN), got {v!r}")
 
 
+_UNSPELLABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _text(s: str, path: str):
+    """User text reaches every target as identifiers and string literals. NUL has no
+    spelling in SQL (PostgreSQL rejects it in text and names) nor in a C string, and a lone
+    surrogate is not text at all: no UTF-8 file can hold it."""
+    bad = _UNSPELLABLE.search(s)
+    if bad:
+        what = "a NUL character" if bad.group() == "\x00" else "a lone surrogate (not valid Unicode)"
+        _fail(path, f"{s!r} contains {what}, which no target can write; remove it")
+
+
 def _labels(labels, path):
     seen = set()
     for i, lab in enumerate(labels):
         if isinstance(lab, bool) or not isinstance(lab, (str, int)):
             _fail(f"{path}[{i}]", f"expected a string or integer label, got {lab!r}")
+        if isinstance(lab, str):
+            _text(lab, f"{path}[{i}]")
         key = (type(lab), lab)
         if key in seen:
             _fail(f"{path}[{i}]", f"duplicate label {lab!r}")
@@ -204,6 +220,7 @@ def validate(model: Model) -> Model:
         p = f"features[{i}]"
         if not isinstance(f.name, str) or not f.name:
             _fail(f"{p}.name", "feature names must be non-empty strings")
+        _text(f.name, f"{p}.name")
         if f.name in names:
             _fail(f"{p}.name", f"duplicate feature name {f.name!r}")
         names.add(f.name)
@@ -217,6 +234,8 @@ def validate(model: Model) -> Model:
 
     t = model.target
     _one_of(t.task, TASKS, "target.task")
+    if isinstance(t.name, str):
+        _text(t.name, "target.name")
     n_raw = len(model.base_score)
     if n_raw < 1:
         _fail("base_score", "need one base score per raw output (at least one)")
