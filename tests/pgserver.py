@@ -67,8 +67,9 @@ class PgServer:
         data, sock = self.tmp / "data", self.tmp
         self._run(["initdb", "-D", str(data), "-A", "trust", "-U", self.user, "-E", "UTF8",
                    "--locale=C", "--no-sync"])
-        # listen_addresses='' : no TCP at all, the Unix socket in our own folder only
-        opts = f"-c listen_addresses='' -k {sock} -c fsync=off -c jit=off"
+        # listen_addresses='' : no TCP at all, the Unix socket in our own folder only; the JIT
+        # keeps its default (on): the SQL must finish with the settings users have
+        opts = f"-c listen_addresses='' -k {sock} -c fsync=off"
         self._run(["pg_ctl", "-D", str(data), "-o", opts, "-l", str(self.tmp / "log"), "-w",
                    "-t", "60", "start"])
         return f"host={sock} dbname=postgres user={self.user}"

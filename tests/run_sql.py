@@ -127,9 +127,12 @@ class SqlResult:
     model: Model
     columns: list[str]
     rows: list[tuple]
+    dialect: str = "sqlite"
 
     def column(self, name: str) -> list:
-        i = self.columns.index(name)
+        from rulegen.targets.sql.dialects import DIALECTS
+
+        i = self.columns.index(DIALECTS[self.dialect].column_name(name))
         return [r[i] for r in self.rows]
 
     def _floats(self, names: list[str]) -> np.ndarray:
@@ -181,16 +184,16 @@ def run_sql(sql: str, model: Model, rows, dialect: str = "sqlite", *, table: str
     conn = connect(dialect) if own else conn
     try:
         stored = load_table(conn, dialect, model, rows, table, missing)
-        # binary results for PostgreSQL: its text form of a real is the shortest decimal
-        # that reads back as float32, which Python would read as a different double
-        cur = conn.cursor(binary=True) if dialect == "postgres" else conn.cursor()
+        # the engine's ordinary client: PostgreSQL's text protocol prints a double as its
+        # shortest exact decimal (a real would print as a float32 decimal: not what we return)
+        cur = conn.cursor()
         cur.execute(sql)
         result = cur.fetchall()
         columns = [d[0] for d in cur.description]
     finally:
         if own:
             conn.close()
-    res = SqlResult(model, columns, [tuple(r) for r in result])
+    res = SqlResult(model, columns, [tuple(r) for r in result], dialect)
     if row_column(model) in columns:
         i = columns.index(row_column(model))
         res.rows.sort(key=lambda r: r[i])

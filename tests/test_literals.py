@@ -20,7 +20,6 @@ from rulegen.codegen.literals import (
     c_string,
     py_comment,
     py_float,
-    sql_float,
     sql_identifier,
     sql_string,
 )
@@ -72,7 +71,8 @@ def test_python_literals_round_trip():
 @pytest.mark.parametrize("dialect", ["sqlite", "duckdb"])
 def test_sql_literals_round_trip(dialect):
     vals = _doubles(200) + [math.inf, -math.inf]
-    query = "SELECT " + ", ".join(sql_float(v, dialect) for v in vals)
+    from rulegen.targets.sql.dialects import DIALECTS
+    query = "SELECT " + ", ".join(DIALECTS[dialect].num(v) for v in vals)
     if dialect == "sqlite":
         row = sqlite3.connect(":memory:").execute(query).fetchone()
     else:

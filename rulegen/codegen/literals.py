@@ -76,31 +76,13 @@ def c_float(v: float) -> str:
     return f"({text})" if text.startswith("-") else text
 
 
-def sql_float(v: float, dialect: str) -> str:
-    """A DOUBLE-typed SQL literal; infinities per dialect (SQLite has none but overflow)."""
-    v = float(v)
-    if math.isnan(v):
-        raise ValueError("NaN has no SQL literal here")
-    if math.isinf(v):
-        if dialect == "sqlite":
-            return "9e999" if v > 0 else "(-9e999)"
-        if dialect == "postgres":
-            return "'Infinity'::float8" if v > 0 else "'-Infinity'::float8"
-        return "'inf'::DOUBLE" if v > 0 else "'-inf'::DOUBLE"
-    text = repr(v)
-    if dialect == "sqlite":
-        if _sqlite_reads_exactly(text, v):
-            return f"({text})" if text.startswith("-") else text
-        return _sqlite_exact(v)
-    if dialect == "duckdb":
-        # DuckDB reads 0.1 as an exact DECIMAL but any literal with an exponent as a DOUBLE,
-        # parsed to the nearest double (which Python's repr guarantees round-trips).
-        if "e" not in text:
-            text += "e0"
+def sqlite_float(v: float) -> str:
+    """A finite double as SQLite text that SQLite's own parser reads back exactly: the
+    shortest decimal when :func:`_sqlite_reads_exactly` says so, else an exact product."""
+    text = repr(float(v))
+    if _sqlite_reads_exactly(text, v):
         return f"({text})" if text.startswith("-") else text
-    # PostgreSQL reads 0.1 and 1e-1 alike as exact NUMERIC; a string cast parses the digits
-    # straight to the nearest double.
-    return f"'{text}'::float8"
+    return _sqlite_exact(v)
 
 
 def _sqlite_reads_exactly(text: str, v: float) -> bool:
@@ -238,7 +220,7 @@ def sql_string(s) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def sql_label(v, dialect: str) -> str:
+def sql_label(v) -> str:
     """A class or category label as SQL: integers stay numbers, strings are quoted."""
     if isinstance(v, int) and not isinstance(v, bool):
         return str(v)
@@ -248,13 +230,6 @@ def sql_label(v, dialect: str) -> str:
 def sql_comment(s: str) -> str:
     """Text safe inside ``/* ... */`` in SQL (the same rules as C)."""
     return c_comment(s)
-
-
-def sql_nan(dialect: str) -> str:
-    """A DOUBLE NaN (DuckDB, PostgreSQL); SQLite has none: it stores NaN as NULL."""
-    if dialect == "sqlite":
-        raise ValueError("SQLite has no NaN value")
-    return "'NaN'::float8" if dialect == "postgres" else "'NaN'::DOUBLE"
 
 
 # --- shared -------------------------------------------------------------------------------------

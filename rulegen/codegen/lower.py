@@ -11,7 +11,7 @@ from typing import Iterator
 
 import numpy as np
 
-from rulegen.ir.nodes import Blend, Leaf, Model, Split, Tree
+from rulegen.ir.nodes import Blend, Leaf, Model, Split, Surrogates, Tree
 
 _F32_OVERFLOW = 2.0**128  # where float32 rounding goes to infinity, seen as a float32 "value"
 
@@ -60,6 +60,16 @@ def float64_bound(op: str, threshold: float, dtype: str) -> tuple[str, float]:
     upper = _F32_OVERFLOW if t == math.inf else t
     mid = below / 2 + upper / 2  # exact: both are float32 values, far from double limits
     return ("<=", mid) if _is_even_f32(below) else ("<", mid)
+
+
+def split_tests(tree: Tree) -> Iterator:
+    """Every test the tree's splits read: each split's own, then its surrogates'."""
+    for node in tree.nodes:
+        if isinstance(node, Split):
+            yield node.test
+            if isinstance(node.missing, Surrogates):
+                for s in node.missing.surrogates:
+                    yield s.test
 
 
 def has_blend(tree: Tree) -> bool:

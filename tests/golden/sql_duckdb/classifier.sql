@@ -4,46 +4,33 @@
 /* NULL is missing; NaN is missing too */
 WITH
 "_rg_s0" AS (
-  /* inputs, NaN read as missing */
-  SELECT
-    "a",
-    "b",
-    "c",
-    NULLIF("a", 'NaN'::DOUBLE) AS "_rg_x0",
-    NULLIF("b", 'NaN'::DOUBLE) AS "_rg_x1",
-    NULLIF("c", 'NaN'::DOUBLE) AS "_rg_x2"
-  FROM "data"
-),
-"_rg_s1" AS (
-  /* tree 0: preparation 1 */
-  SELECT
-    "a",
-    "b",
-    "c",
-    /* tree 0: leaf node id */
-    CASE
-      WHEN ("_rg_x0" IS NULL OR ("_rg_x0" <= 0.30000000000000004e0)) AND "_rg_x1" <= 1.0999999642372131e0 THEN 3 /* tree 0 leaf 3 samples=10 dist=[10, 0, 0] */
-      WHEN "_rg_x0" <= 0.30000000000000004e0 THEN 7 /* tree 0 leaf 7 samples=4 dist=[1, 2, 1] */
-      WHEN ("_rg_x0" IS NULL OR ("_rg_x0" <= 0.30000000000000004e0)) THEN 8 /* tree 0 leaf 8 samples=1 dist=[0, 0, 1] */
-      WHEN ("_rg_x1" IS NULL OR ("_rg_x1" <= (-2.499999837614101e-39))) AND "_rg_x2" <= 1e-300 THEN 9 /* tree 0 leaf 9 samples=2 dist=[1, 1, 0] */
-      WHEN "_rg_x2" <= 1e-300 THEN 10 /* tree 0 leaf 10 samples=3 dist=[1, 1, 1] */
-      ELSE 6 /* tree 0 leaf 6 samples=30 dist=[3, 6, 21] */
-    END AS "_rg_t0"
-  FROM "_rg_s0"
-),
-"_rg_s2" AS (
   /* tree 0: accumulate */
   SELECT
     "a",
     "b",
     "c",
-    0.0e0
-    + CASE "_rg_t0" WHEN 3 THEN 1.0e0 WHEN 7 THEN 0.25e0 WHEN 8 THEN 0.0e0 WHEN 9 THEN 0.5e0 WHEN 10 THEN 0.3333333333333333e0 ELSE 0.1e0 END AS "_rg_a0",
-    0.0e0
-    + CASE "_rg_t0" WHEN 3 THEN 0.0e0 WHEN 7 THEN 0.5e0 WHEN 8 THEN 0.0e0 WHEN 9 THEN 0.5e0 WHEN 10 THEN 0.3333333333333333e0 ELSE 0.2e0 END AS "_rg_a1",
-    0.0e0
-    + CASE "_rg_t0" WHEN 3 THEN 0.0e0 WHEN 7 THEN 0.25e0 WHEN 8 THEN 1.0e0 WHEN 9 THEN 0.0e0 WHEN 10 THEN 0.3333333333333333e0 ELSE 0.7e0 END AS "_rg_a2"
-  FROM "_rg_s1"
+    CASE
+      WHEN "a" BETWEEN 0.3000000000000001e0 AND 'inf'::DOUBLE THEN CASE
+        WHEN "c" <= 1e-300 THEN CASE WHEN "b" BETWEEN (-2.4999998376141007e-39) AND 'inf'::DOUBLE THEN 0.3333333333333333e0 /* tree 0 leaf 10 samples=3 dist=[1, 1, 1] */ ELSE 0.5e0 /* tree 0 leaf 9 samples=2 dist=[1, 1, 0] */ END
+        ELSE 0.1e0 /* tree 0 leaf 6 samples=30 dist=[3, 6, 21] */ END
+      ELSE CASE
+        WHEN "b" <= 1.0999999642372131e0 THEN 1.0e0 /* tree 0 leaf 3 samples=10 dist=[10, 0, 0] */
+        ELSE CASE WHEN "a" <= 'inf'::DOUBLE THEN 0.25e0 /* tree 0 leaf 7 samples=4 dist=[1, 2, 1] */ ELSE 0.0e0 /* tree 0 leaf 8 samples=1 dist=[0, 0, 1] */ END END END AS "_rg_a0",
+    CASE
+      WHEN "a" BETWEEN 0.3000000000000001e0 AND 'inf'::DOUBLE THEN CASE
+        WHEN "c" <= 1e-300 THEN CASE WHEN "b" BETWEEN (-2.4999998376141007e-39) AND 'inf'::DOUBLE THEN 0.3333333333333333e0 ELSE 0.5e0 END
+        ELSE 0.2e0 END
+      ELSE CASE
+        WHEN "b" <= 1.0999999642372131e0 THEN 0.0e0
+        ELSE CASE WHEN "a" <= 'inf'::DOUBLE THEN 0.5e0 ELSE 0.0e0 END END END AS "_rg_a1",
+    CASE
+      WHEN "a" BETWEEN 0.3000000000000001e0 AND 'inf'::DOUBLE THEN CASE
+        WHEN "c" <= 1e-300 THEN CASE WHEN "b" BETWEEN (-2.4999998376141007e-39) AND 'inf'::DOUBLE THEN 0.3333333333333333e0 ELSE 0.0e0 END
+        ELSE 0.7e0 END
+      ELSE CASE
+        WHEN "b" <= 1.0999999642372131e0 THEN 0.0e0
+        ELSE CASE WHEN "a" <= 'inf'::DOUBLE THEN 0.25e0 ELSE 1.0e0 END END END AS "_rg_a2"
+  FROM "data"
 )
 SELECT
   "a",
@@ -53,4 +40,4 @@ SELECT
   "_rg_a0" AS "prob_setosa",
   "_rg_a1" AS "prob_versicolor",
   "_rg_a2" AS "prob_virginica"
-FROM "_rg_s2";
+FROM "_rg_s0";

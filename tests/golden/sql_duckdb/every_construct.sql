@@ -29,7 +29,7 @@ WITH
     "_rg_x0",
     "_rg_x3",
     "_rg_x4",
-    CASE WHEN "_rg_x3" IS NULL OR "_rg_x4" IS NULL THEN NULL WHEN ((0.0e0 + 0.5e0 * "_rg_x3") + (-1.25e0) * "_rg_x4") < 0.1e0 THEN 0 ELSE 1 END AS "_rg_o0"
+    CASE WHEN "w1" <= 'inf'::DOUBLE AND "w2" <= 'inf'::DOUBLE THEN CASE WHEN ((0.0e0 + 0.5e0 * "w1") + (-1.25e0) * "w2") < 0.1e0 THEN 0 ELSE 1 END END AS "_rg_o0"
   FROM "_rg_s0"
 ),
 "_rg_s2" AS (

@@ -4,53 +4,6 @@
 /* NULL is missing; NaN is missing too */
 WITH
 "_rg_s0" AS (
-  /* inputs, NaN read as missing */
-  SELECT
-    "select",
-    "x y",
-    "a""b",
-    "O'Brien",
-    "*/ x /*",
-    "年龄",
-    "1st",
-    NULLIF("select", 'NaN'::float8) AS "_rg_x0",
-    NULLIF("x y", 'NaN'::float8) AS "_rg_x1",
-    NULLIF("a""b", 'NaN'::float8) AS "_rg_x2",
-    NULLIF("O'Brien", 'NaN'::float8) AS "_rg_x3",
-    NULLIF("*/ x /*", 'NaN'::float8) AS "_rg_x4",
-    NULLIF("年龄", 'NaN'::float8) AS "_rg_x5"
-  FROM "data"
-  OFFSET 0
-),
-"_rg_s1" AS (
-  /* tree 0: preparation 1 */
-  SELECT
-    "select",
-    "x y",
-    "a""b",
-    "O'Brien",
-    "*/ x /*",
-    "年龄",
-    "1st",
-    /* tree 0: leaf node id */
-    CASE
-      WHEN ("_rg_x0" IS NULL OR ("_rg_x0" <= '-0.5'::float8)) AND "_rg_x3" <= '0.0'::float8 AND "1st" IN ('it''s', '*/', '年') THEN 15 /* tree 0 leaf 15 */
-      WHEN ("_rg_x0" IS NULL OR ("_rg_x0" <= '-0.5'::float8)) AND "_rg_x3" <= '0.0'::float8 THEN 16 /* tree 0 leaf 16 */
-      WHEN ("_rg_x0" IS NULL OR ("_rg_x0" <= '-0.5'::float8)) AND "1st" IN ('it''s', '*/', '年') THEN 19 /* tree 0 leaf 19 */
-      WHEN ("_rg_x0" IS NULL OR ("_rg_x0" <= '-0.5'::float8)) THEN 20 /* tree 0 leaf 20 */
-      WHEN "_rg_x0" <= '0.0'::float8 AND ("_rg_x3" IS NULL OR ("_rg_x3" <= '0.5'::float8)) AND "1st" IN ('it''s', '*/', '年') THEN 23 /* tree 0 leaf 23 */
-      WHEN "_rg_x0" <= '0.0'::float8 AND ("_rg_x3" IS NULL OR ("_rg_x3" <= '0.5'::float8)) THEN 24 /* tree 0 leaf 24 */
-      WHEN "_rg_x0" <= '0.0'::float8 AND "1st" IN ('it''s', '*/', '年') THEN 25 /* tree 0 leaf 25 */
-      WHEN "_rg_x0" <= '0.0'::float8 THEN 26 /* tree 0 leaf 26 */
-      WHEN ("_rg_x0" IS NULL OR ("_rg_x0" <= '0.5'::float8)) AND "1st" IN ('it''s', '*/', '年') THEN 27 /* tree 0 leaf 27 */
-      WHEN ("_rg_x0" IS NULL OR ("_rg_x0" <= '0.5'::float8)) THEN 28 /* tree 0 leaf 28 */
-      WHEN "1st" IN ('it''s', '*/', '年') THEN 29 /* tree 0 leaf 29 */
-      ELSE 30 /* tree 0 leaf 30 */
-    END AS "_rg_t0"
-  FROM "_rg_s0"
-  OFFSET 0
-),
-"_rg_s2" AS (
   /* tree 0: accumulate */
   SELECT
     "select",
@@ -60,14 +13,52 @@ WITH
     "*/ x /*",
     "年龄",
     "1st",
-    '0.0'::float8
-    + CASE "_rg_t0" WHEN 15 THEN '0.0'::float8 WHEN 16 THEN '0.5'::float8 WHEN 19 THEN '0.5'::float8 WHEN 20 THEN '1.0'::float8 WHEN 23 THEN '1.0'::float8 WHEN 24 THEN '0.0'::float8 WHEN 25 THEN '0.5'::float8 WHEN 26 THEN '1.0'::float8 WHEN 27 THEN '0.0'::float8 WHEN 28 THEN '0.5'::float8 WHEN 29 THEN '1.0'::float8 ELSE '0.0'::float8 END AS "_rg_a0",
-    '0.0'::float8
-    + CASE "_rg_t0" WHEN 15 THEN '1.0'::float8 WHEN 16 THEN '0.5'::float8 WHEN 19 THEN '0.5'::float8 WHEN 20 THEN '0.0'::float8 WHEN 23 THEN '0.0'::float8 WHEN 24 THEN '1.0'::float8 WHEN 25 THEN '0.5'::float8 WHEN 26 THEN '0.0'::float8 WHEN 27 THEN '1.0'::float8 WHEN 28 THEN '0.5'::float8 WHEN 29 THEN '0.0'::float8 ELSE '1.0'::float8 END AS "_rg_a1",
-    '0.0'::float8
-    + CASE "_rg_t0" WHEN 15 THEN '0.0'::float8 WHEN 16 THEN '0.0'::float8 WHEN 19 THEN '0.0'::float8 WHEN 20 THEN '0.0'::float8 WHEN 23 THEN '0.0'::float8 WHEN 24 THEN '0.0'::float8 WHEN 25 THEN '0.0'::float8 WHEN 26 THEN '0.0'::float8 WHEN 27 THEN '0.0'::float8 WHEN 28 THEN '0.0'::float8 WHEN 29 THEN '0.0'::float8 ELSE '0.0'::float8 END AS "_rg_a2"
-  FROM "_rg_s1"
-  OFFSET 0
+    CASE
+      WHEN "select" >= '-0.49999999999999994'::float8 AND "select" <= 'Infinity'::float8 THEN CASE
+        WHEN "select" <= '0.0'::float8 THEN CASE
+          WHEN "O'Brien" >= '0.5000000000000001'::float8 AND "O'Brien" <= 'Infinity'::float8 THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.5'::float8 /* tree 0 leaf 25 */ ELSE '1.0'::float8 /* tree 0 leaf 26 */ END
+          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '1.0'::float8 /* tree 0 leaf 23 */ ELSE '0.0'::float8 /* tree 0 leaf 24 */ END END
+        ELSE CASE
+          WHEN "select" >= '0.5000000000000001'::float8 AND "select" <= 'Infinity'::float8 THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '1.0'::float8 /* tree 0 leaf 29 */ ELSE '0.0'::float8 /* tree 0 leaf 30 */ END
+          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.0'::float8 /* tree 0 leaf 27 */ ELSE '0.5'::float8 /* tree 0 leaf 28 */ END END END
+      ELSE CASE
+        WHEN "O'Brien" <= '0.0'::float8 THEN CASE
+          WHEN "O'Brien" >= '0.5000000000000001'::float8 AND "O'Brien" <= 'Infinity'::float8 THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '1.0'::float8 /* tree 0 leaf 17 */ ELSE '0.0'::float8 /* tree 0 leaf 18 */ END
+          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.0'::float8 /* tree 0 leaf 15 */ ELSE '0.5'::float8 /* tree 0 leaf 16 */ END END
+        ELSE CASE
+          WHEN "select" >= '0.5000000000000001'::float8 AND "select" <= 'Infinity'::float8 THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.0'::float8 /* tree 0 leaf 21 */ ELSE '0.5'::float8 /* tree 0 leaf 22 */ END
+          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.5'::float8 /* tree 0 leaf 19 */ ELSE '1.0'::float8 /* tree 0 leaf 20 */ END END END END AS "_rg_a0",
+    CASE
+      WHEN "select" >= '-0.49999999999999994'::float8 AND "select" <= 'Infinity'::float8 THEN CASE
+        WHEN "select" <= '0.0'::float8 THEN CASE
+          WHEN "O'Brien" >= '0.5000000000000001'::float8 AND "O'Brien" <= 'Infinity'::float8 THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.5'::float8 ELSE '0.0'::float8 END
+          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.0'::float8 ELSE '1.0'::float8 END END
+        ELSE CASE
+          WHEN "select" >= '0.5000000000000001'::float8 AND "select" <= 'Infinity'::float8 THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.0'::float8 ELSE '1.0'::float8 END
+          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '1.0'::float8 ELSE '0.5'::float8 END END END
+      ELSE CASE
+        WHEN "O'Brien" <= '0.0'::float8 THEN CASE
+          WHEN "O'Brien" >= '0.5000000000000001'::float8 AND "O'Brien" <= 'Infinity'::float8 THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.0'::float8 ELSE '1.0'::float8 END
+          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '1.0'::float8 ELSE '0.5'::float8 END END
+        ELSE CASE
+          WHEN "select" >= '0.5000000000000001'::float8 AND "select" <= 'Infinity'::float8 THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '1.0'::float8 ELSE '0.5'::float8 END
+          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.5'::float8 ELSE '0.0'::float8 END END END END AS "_rg_a1",
+    CASE
+      WHEN "select" >= '-0.49999999999999994'::float8 AND "select" <= 'Infinity'::float8 THEN CASE
+        WHEN "select" <= '0.0'::float8 THEN CASE
+          WHEN "O'Brien" >= '0.5000000000000001'::float8 AND "O'Brien" <= 'Infinity'::float8 THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.0'::float8 ELSE '0.0'::float8 END
+          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.0'::float8 ELSE '0.0'::float8 END END
+        ELSE CASE
+          WHEN "select" >= '0.5000000000000001'::float8 AND "select" <= 'Infinity'::float8 THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.0'::float8 ELSE '0.0'::float8 END
+          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.0'::float8 ELSE '0.0'::float8 END END END
+      ELSE CASE
+        WHEN "O'Brien" <= '0.0'::float8 THEN CASE
+          WHEN "O'Brien" >= '0.5000000000000001'::float8 AND "O'Brien" <= 'Infinity'::float8 THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.0'::float8 ELSE '0.0'::float8 END
+          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.0'::float8 ELSE '0.0'::float8 END END
+        ELSE CASE
+          WHEN "select" >= '0.5000000000000001'::float8 AND "select" <= 'Infinity'::float8 THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.0'::float8 ELSE '0.0'::float8 END
+          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.0'::float8 ELSE '0.0'::float8 END END END END AS "_rg_a2"
+  FROM "data" OFFSET 0
 )
 SELECT
   "select",
@@ -81,4 +72,4 @@ SELECT
   "_rg_a0" AS "prob_it's ""ok""",
   "_rg_a1" AS "prob_*/ end",
   "_rg_a2" AS "prob_选择"
-FROM "_rg_s2";
+FROM "_rg_s0";

@@ -16,7 +16,6 @@ WITH
     NULLIF("w1", 'NaN'::float8) AS "_rg_x3",
     NULLIF("w2", 'NaN'::float8) AS "_rg_x4"
   FROM "data"
-  OFFSET 0
 ),
 "_rg_s1" AS (
   /* oblique tests: 0 holds, 1 does not, NULL if an input is missing */
@@ -30,9 +29,8 @@ WITH
     "_rg_x0",
     "_rg_x3",
     "_rg_x4",
-    CASE WHEN "_rg_x3" IS NULL OR "_rg_x4" IS NULL THEN NULL WHEN (('0.0'::float8 + CASE WHEN abs("_rg_x3") <= '5e-324'::float8 THEN '0.0'::float8 ELSE '0.5'::float8 * "_rg_x3" END) + CASE WHEN "_rg_x4" >= '1.4381545078898528e+308'::float8 THEN '-Infinity'::float8 WHEN "_rg_x4" <= '-1.4381545078898528e+308'::float8 THEN 'Infinity'::float8 ELSE '-1.25'::float8 * "_rg_x4" END) < '0.1'::float8 THEN 0 ELSE 1 END AS "_rg_o0"
-  FROM "_rg_s0"
-  OFFSET 0
+    CASE WHEN "w1" <= 'Infinity'::float8 AND "w2" <= 'Infinity'::float8 THEN CASE WHEN (('0.0'::float8 + CASE WHEN abs("w1") <= '5e-324'::float8 THEN '0.0'::float8 ELSE '0.5'::float8 * "w1" END) + CASE WHEN "w2" >= '1.4381545078898528e+308'::float8 THEN '-Infinity'::float8 WHEN "w2" <= '-1.4381545078898528e+308'::float8 THEN 'Infinity'::float8 ELSE '-1.25'::float8 * "w2" END) < '0.1'::float8 THEN 0 ELSE 1 END END AS "_rg_o0"
+  FROM "_rg_s0" OFFSET 0
 ),
 "_rg_s2" AS (
   /* tree 0: preparation 1 */
@@ -63,8 +61,7 @@ WITH
     CASE WHEN "_rg_x0" > '-0.9999999701976776'::float8 AND "_rg_x0" <= '0.5000000298023224'::float8 AND ("size" IS NULL OR ("size" IN ('M', 'L'))) AND ("_rg_x4" IS NULL OR ("_rg_x4" < '-0.5'::float8)) THEN '1.0'::float8 * CASE WHEN "size" IS NULL THEN '0.3'::float8 ELSE '1.0'::float8 END * CASE WHEN "_rg_x4" IS NULL THEN '0.75'::float8 ELSE '1.0'::float8 END ELSE '0.0'::float8 END AS "_rg_t0_14",
     /* tree 0 leaf 15 */
     CASE WHEN "_rg_x0" > '-0.9999999701976776'::float8 AND "_rg_x0" <= '0.5000000298023224'::float8 AND ("size" IS NULL OR ("size" IN ('M', 'L'))) AND ("_rg_x4" IS NULL OR ("_rg_x4" >= '-0.5'::float8)) THEN '1.0'::float8 * CASE WHEN "size" IS NULL THEN '0.3'::float8 ELSE '1.0'::float8 END * CASE WHEN "_rg_x4" IS NULL THEN '0.25'::float8 ELSE '1.0'::float8 END ELSE '0.0'::float8 END AS "_rg_t0_15"
-  FROM "_rg_s1"
-  OFFSET 0
+  FROM "_rg_s1" OFFSET 0
 ),
 "_rg_s3" AS (
   /* tree 0: preparation 2 */
@@ -80,7 +77,6 @@ WITH
     /* tree 0: blended output 1 */
     '0.0'::float8 + "_rg_t0_5" * '0.1'::float8 + "_rg_t0_6" * '0.8'::float8 + "_rg_t0_7" * '0.4'::float8 + "_rg_t0_9" * '0.7'::float8 + "_rg_t0_10" * '0.95'::float8 + "_rg_t0_11" * '0.55'::float8 + "_rg_t0_12" * '0.3'::float8 + "_rg_t0_13" * '0.85'::float8 + "_rg_t0_14" * '0.0'::float8 + "_rg_t0_15" * '1.0'::float8 AS "_rg_b0_1"
   FROM "_rg_s2"
-  OFFSET 0
 ),
 "_rg_s4" AS (
   /* tree 0: accumulate */
@@ -95,8 +91,7 @@ WITH
     + "_rg_b0_0" AS "_rg_a0",
     '0.0'::float8
     + "_rg_b0_1" AS "_rg_a1"
-  FROM "_rg_s3"
-  OFFSET 0
+  FROM "_rg_s3" OFFSET 0
 )
 SELECT
   "num",

@@ -12,9 +12,8 @@ WITH
     "w1",
     "w2",
     "code",
-    CASE WHEN "w1" IS NULL OR "w2" IS NULL THEN NULL WHEN ((0.0 + 0.5 * "w1") + (-1.25) * "w2") < 0.1 THEN 0 ELSE 1 END AS "_rg_o0"
-  FROM "data"
-  LIMIT -1 OFFSET 0
+    CASE WHEN "w1" IS NOT NULL AND "w2" IS NOT NULL THEN CASE WHEN ((0.0 + 0.5 * "w1") + (-1.25) * "w2") < 0.1 THEN 0 ELSE 1 END END AS "_rg_o0"
+  FROM "data" LIMIT -1 OFFSET 0
 ),
 "_rg_s1" AS (
   /* tree 0: preparation 1 */
@@ -45,8 +44,7 @@ WITH
     CASE WHEN "num" > (-0.9999999701976776) AND "num" <= 0.5000000298023224 AND ("size" IS NULL OR ("size" IN ('M', 'L'))) AND ("w2" IS NULL OR ("w2" < (-0.5))) THEN 1.0 * CASE WHEN "size" IS NULL THEN 0.3 ELSE 1.0 END * CASE WHEN "w2" IS NULL THEN 0.75 ELSE 1.0 END ELSE 0.0 END AS "_rg_t0_14",
     /* tree 0 leaf 15 */
     CASE WHEN "num" > (-0.9999999701976776) AND "num" <= 0.5000000298023224 AND ("size" IS NULL OR ("size" IN ('M', 'L'))) AND ("w2" IS NULL OR ("w2" >= (-0.5))) THEN 1.0 * CASE WHEN "size" IS NULL THEN 0.3 ELSE 1.0 END * CASE WHEN "w2" IS NULL THEN 0.25 ELSE 1.0 END ELSE 0.0 END AS "_rg_t0_15"
-  FROM "_rg_s0"
-  LIMIT -1 OFFSET 0
+  FROM "_rg_s0" LIMIT -1 OFFSET 0
 ),
 "_rg_s2" AS (
   /* tree 0: preparation 2 */
@@ -62,7 +60,6 @@ WITH
     /* tree 0: blended output 1 */
     0.0 + "_rg_t0_5" * 0.1 + "_rg_t0_6" * 0.8 + "_rg_t0_7" * 0.4 + "_rg_t0_9" * 0.7 + "_rg_t0_10" * 0.95 + "_rg_t0_11" * 0.55 + "_rg_t0_12" * 0.3 + "_rg_t0_13" * 0.85 + "_rg_t0_14" * 0.0 + "_rg_t0_15" * 1.0 AS "_rg_b0_1"
   FROM "_rg_s1"
-  LIMIT -1 OFFSET 0
 ),
 "_rg_s3" AS (
   /* tree 0: accumulate */
@@ -77,8 +74,7 @@ WITH
     + "_rg_b0_0" AS "_rg_a0",
     0.0
     + "_rg_b0_1" AS "_rg_a1"
-  FROM "_rg_s2"
-  LIMIT -1 OFFSET 0
+  FROM "_rg_s2" LIMIT -1 OFFSET 0
 )
 SELECT
   "num",

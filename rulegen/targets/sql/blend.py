@@ -1,23 +1,25 @@
-"""Flat leaf conditions for the SQL target: one simplified conjunction per leaf.
+"""C4.5's blended trees in SQL: a weight per leaf, then the weighted sum in node-id order.
 
-A tree becomes ``CASE WHEN <path of leaf 1> THEN ... WHEN <path of leaf 2> THEN ... END``.
-Written naively a path repeats every split above the leaf (quadratic in depth), so each
-path is kept as a small *state*, one constraint per variable, built top-down with an
-explicit stack (no recursion):
+With a ``Blend`` split a row whose feature is missing follows every child, so the tree is
+not one path: each possible leaf gets a column with its path weight ``p`` (0.0 where the
+row cannot reach it), and the tree output is the sum over leaves in increasing node id of
+``p * value``, as docs/IR.md defines it. A leaf's condition is its whole path, kept as a
+small *state*, one constraint per variable, built top-down with an explicit stack:
 
 - a numeric feature keeps one interval ``lo <(=) x <(=) hi`` over float64 values (float32
-  tests are first turned into exact float64 ones by ``float64_bound``) and a flag
-  "missing rows are allowed here";
+  tests are first turned into exact float64 ones by ``float64_bound``) and a flag "missing
+  rows are allowed here";
 - a categorical feature keeps the set of category codes still allowed (plus the marker
   ``UNSEEN`` for labels outside the feature's list) and the same missing flag;
 - an oblique test is a variable with the two values 0 (holds) and 1 (does not hold), read
-  from a column ``CASE WHEN <an input is NULL> THEN NULL WHEN s op t THEN 0 ELSE 1 END``.
+  from a column ``NULL`` when an input is missing.
 
-Conditions are built only from atoms that are TRUE exactly when the intended predicate
-holds and FALSE or NULL otherwise, combined with AND / OR (never NOT), so SQL's
-three-valued logic cannot leak a NULL into a wrong branch. A path whose state becomes
-empty is impossible and its leaf is dropped. Surrogate splits do not fit an interval: each
-becomes one atom ``(CASE ... END) = i`` that computes the child the row takes.
+Columns here read NaN as NULL (the query's first step does it), and conditions are built
+only from atoms that are TRUE exactly when the intended predicate holds, combined with AND
+and OR (never NOT). A path whose state becomes empty is impossible and its leaf is
+dropped. Surrogate splits do not fit an interval: each becomes one atom ``(CASE ... END) =
+i`` that computes the child the row takes. Text grows as leaves x depth, which suits the
+small trees C4.5 grows; every other tree is a nested CASE (trees.py).
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ import math
 from dataclasses import dataclass
 
 
-from rulegen.codegen.literals import sql_label
 from rulegen.codegen.lower import float64_bound
 from rulegen.ir.nodes import (
     CategoricalTest,
@@ -41,7 +42,9 @@ from rulegen.ir.nodes import (
     Surrogates,
     Tree,
 )
-from rulegen.targets.sql_dialect import num
+from rulegen.targets.sql.dialects import Dialect
+from rulegen.targets.sql.plan import Col, q
+from rulegen.targets.sql.routing import oblique_key
 
 UNSEEN = -1  # the "any label not in the feature's list" member of a categorical set
 FULL = (-math.inf, True, math.inf, True)  # no restriction on a numeric value
@@ -64,16 +67,10 @@ class Arm:
     factors: tuple[tuple[str, float], ...]  # blend: (missing atom, weight) root to leaf
 
 
-def oblique_key(test: ObliqueTest) -> tuple:
-    """Identity of an oblique test; float.hex keeps -0.0 and 0.0 weights apart."""
-    return (test.features, tuple(float(w).hex() for w in test.weights), test.op,
-            float(test.threshold).hex())
-
-
 class Conditions:
     """Builds leaf conditions for one model in one dialect."""
 
-    def __init__(self, model: Model, dialect: str, feature_columns: list[str],
+    def __init__(self, model: Model, dialect: Dialect, feature_columns: list[str],
                  oblique_columns: dict[tuple, str]):
         self.model = model
         self.dialect = dialect
@@ -82,7 +79,7 @@ class Conditions:
             if f.kind == "numeric":
                 self.vars.append(Var(col, "num"))
             else:
-                lits = tuple(sql_label(c, dialect) for c in f.categories)
+                lits = tuple(dialect.label(c) for c in f.categories)
                 self.vars.append(Var(col, "set", lits, True))
         self.oblique_var: dict[tuple, int] = {}
         for key, col in oblique_columns.items():
@@ -154,13 +151,13 @@ class Conditions:
             elif constraint == FULL:
                 body = None
             elif lo == hi:
-                body = f"{col} = {num(lo, self.dialect)}"
+                body = f"{col} = {self.dialect.num(lo)}"
             else:
                 parts = []
                 if (lo, lo_incl) != (-math.inf, True):
-                    parts.append(f"{col} {'>=' if lo_incl else '>'} {num(lo, self.dialect)}")
+                    parts.append(f"{col} {'>=' if lo_incl else '>'} {self.dialect.num(lo)}")
                 if (hi, hi_incl) != (math.inf, True):
-                    parts.append(f"{col} {'<=' if hi_incl else '<'} {num(hi, self.dialect)}")
+                    parts.append(f"{col} {'<=' if hi_incl else '<'} {self.dialect.num(hi)}")
                 body = " AND ".join(parts)
         else:
             universe = self._universe(v)
@@ -203,31 +200,12 @@ class Conditions:
 
     # --- paths ------------------------------------------------------------------------
 
-    def arms(self, tree: Tree, first_match: bool = True) -> list[Arm]:
-        """One arm per possible leaf, in depth-first order (children left to right).
+    def arms(self, tree: Tree) -> list[Arm]:
+        """One arm per possible leaf, in depth-first order, with its full path."""
+        return self._walk(tree)
 
-        With ``first_match`` (trees without blends, read as ``CASE WHEN ... END`` where the
-        first true arm wins) an arm keeps a step's condition only if a later sibling of the
-        child taken still holds a possible leaf: rows for every earlier possible leaf have
-        been claimed by earlier arms, so "not any of those" needs no test. (If a row reaching
-        leaf L matched an earlier arm L', then at the split where their paths part L' went to
-        an earlier child whose condition the arm of L' keeps, and the row fails it.)"""
-        full = self._walk(tree, None, emit=not first_match)
-        if not first_match:
-            return full
-        alive = [False] * len(tree.nodes)
-        for arm in full:
-            alive[arm.leaf] = True
-        for node_id in reversed(range(len(tree.nodes))):  # children have larger ids
-            node = tree.nodes[node_id]
-            if isinstance(node, Split):
-                alive[node_id] = any(alive[c] for c in node.children)
-        return self._walk(tree, alive)
-
-    def _walk(self, tree: Tree, alive: list[bool] | None, emit: bool = True) -> list[Arm]:
-        """Depth-first over the tree with an explicit stack. ``alive`` None: full paths,
-        impossible leaves dropped; else only alive nodes and only needed conditions.
-        ``emit`` False: only find the possible leaves (arms without conditions)."""
+    def _walk(self, tree: Tree) -> list[Arm]:
+        """Depth-first over the tree with an explicit stack; impossible leaves dropped."""
         out: list[Arm] = []
         # (node, {var: (constraint, miss_ok)}, opaque atoms, blend factors) -- cons lists
         stack = [(0, {}, None, None)]
@@ -235,18 +213,11 @@ class Conditions:
             node_id, state, opaque, factors = stack.pop()
             node = tree.nodes[node_id]
             if isinstance(node, Leaf):
-                out.append(self._finish(node_id, state, opaque, factors) if emit
-                           else Arm(node_id, None, ()))
+                out.append(self._finish(node_id, state, opaque, factors))
                 continue
             rule = node.missing
             for i in reversed(range(len(node.children))):
                 child = node.children[i]
-                if alive is not None:
-                    if not alive[child]:
-                        continue
-                    if not any(alive[c] for c in node.children[i + 1:]):
-                        stack.append((child, state, opaque, factors))  # implied by order
-                        continue
                 if isinstance(rule, Surrogates):
                     stack.append((child, state, (self.surrogate_atom(node, i), opaque), factors))
                     continue
@@ -346,3 +317,35 @@ def leaf_note(tree_index: int, node_id: int, leaf: Leaf) -> str:
     if leaf.distribution is not None:
         text += " dist=[" + ", ".join(f"{d:g}" for d in leaf.distribution) + "]"
     return text
+
+
+BLEND_CHUNK = 200  # leaves summed per step
+
+
+def blend_phases(conds: Conditions, t: int, tree: Tree, width: int, name, inputs: frozenset):
+    """Columns for tree ``t``: leaf weights ``p`` (0.0 where a leaf is not reached), then per
+    output the sum over leaves in node-id order of ``p * value``, BLEND_CHUNK leaves a step.
+
+    ``name(s)`` makes an internal column name. Returns (phases: lists of columns for
+    successive steps, {k: unquoted name of the column holding output k})."""
+    num = conds.dialect.num
+    arms = sorted(conds.arms(tree), key=lambda a: a.leaf)
+    chunks = [arms[i:i + BLEND_CHUNK] for i in range(0, len(arms), BLEND_CHUNK)] or [[]]
+    phases: list[list[Col]] = [[] for _ in range(len(chunks) + 1)]
+    sums = {k: num(0.0) for k in range(width)}
+    for j, chunk in enumerate(chunks):
+        for a in chunk:
+            p = num(1.0)
+            for miss, w in a.factors:
+                p = f"{p} * CASE WHEN {miss} THEN {num(w)} ELSE {num(1.0)} END"
+            expr = p if a.condition is None else f"CASE WHEN {a.condition} THEN {p} ELSE {num(0.0)} END"
+            phases[j].append(Col(name(f"t{t}_{a.leaf}"), expr, inputs,
+                                 leaf_note(t, a.leaf, tree.nodes[a.leaf]),
+                                 cost=1.0 + (a.condition or "").count(" AND ")))
+        for k in range(width):
+            terms = [f"{q(name(f't{t}_{a.leaf}'))} * {num(tree.nodes[a.leaf].value[k])}" for a in chunk]
+            refs = {name(f"t{t}_{a.leaf}") for a in chunk} | ({name(f"b{t}_{k}")} if j else set())
+            phases[j + 1].append(Col(name(f"b{t}_{k}"), " + ".join([sums[k]] + terms),
+                                     frozenset(refs), f"tree {t}: blended output {k}"))
+            sums[k] = q(name(f"b{t}_{k}"))
+    return phases, {k: name(f"b{t}_{k}") for k in range(width)}

@@ -1,0 +1,107 @@
+"""SQL target: one query that scores every row of a table, exact in every engine.
+
+``SqlTarget().generate(model, dialect=..., table=...)`` returns ``{"<name>.sql": text}``:
+a ``WITH`` chain of steps ending in a SELECT that returns the ``passthrough`` columns (e.g.
+a key) and the feature columns unchanged, then ``prediction`` (``prediction_<k>`` for
+multi-output regression), for classifiers ``prob_<label>`` per class, and with ``raw=True``
+the accumulators ``raw_<k>`` before the link (after mean / vote division). Numbers come
+back as doubles (a float32 model's outputs hold its float32 values exactly). ``table`` is
+one name, or a sequence of parts for a qualified name (``("analytics", "customers")``);
+every name is quoted. NULL is missing; where the engine has NaN, NaN is missing too.
+
+``expressions_only=True`` returns instead a SELECT-list fragment with the same output
+columns (without the inputs), one ``(<scalar subquery>) AS "<column>"`` per line, separated
+by commas. Each subquery is self-contained: a ``WITH`` chain whose first step reads the
+feature columns of the enclosing query's current row by their unqualified, quoted names, so
+``SELECT t.*, <fragment> FROM my_table AS t`` works. Each item recomputes what it needs;
+prefer the full query when selecting many columns.
+
+The shape, in the order a model goes through it: :mod:`.query` (inputs, accumulation,
+link, outputs) -> :mod:`.trees` (one nested CASE per tree) -> :mod:`.routing` (each split's
+arms) -> :mod:`.dialects` (the engine's spelling and limits) -> :mod:`.plan` (steps,
+liveness, fences) -> ``templates/sql``. C4.5's blended trees take :mod:`.blend` instead.
+"""
+
+from __future__ import annotations
+
+from rulegen.codegen.jinja import render
+from rulegen.codegen.literals import sql_comment, sql_identifier
+from rulegen.errors import RulegenError
+from rulegen.ir.nodes import Model
+from rulegen.targets.base import Target
+from rulegen.targets.sql.dialects import DIALECTS, Dialect
+from rulegen.targets.sql.plan import Output, q, render_steps
+from rulegen.targets.sql.query import Query
+
+
+class SqlTarget(Target):
+    name = "sql"
+    description = "a SELECT scoring every row of a table (" + ", ".join(d.title for d in DIALECTS.values()) + ")"
+    dialects = tuple(DIALECTS)
+
+    def generate(self, model: Model, *, name: str = "model", dialect: str = "sqlite",
+                 table="data", expressions_only: bool = False, raw: bool = False,
+                 comments: bool = True, passthrough=(), **options) -> dict[str, str]:
+        if dialect not in DIALECTS:
+            raise RulegenError(f"unknown SQL dialect {dialect!r}; choose one of: "
+                               f"{', '.join(DIALECTS)}")
+        if options:
+            raise RulegenError(f"unknown SQL target option(s): {', '.join(sorted(options))}")
+        d = DIALECTS[dialect]
+        passthrough = [str(p) for p in passthrough]
+        originals = passthrough + [f.name for f in model.features]
+        parts = [table] if isinstance(table, str) else [str(t) for t in table]
+        query = Query(model, d, originals + parts, comments)
+        outputs = query.build(raw)
+        _check_names(d, originals, [o.alias for o in outputs], expressions_only)
+        header = _header(model, d, query.nodes_written) if comments else []
+        if expressions_only:
+            items = []
+            for o in outputs:
+                steps, _ = render_steps(query.steps, [o], originals, query.prefix, comments, d.fence,
+                                         d.fence_cost)
+                items.append({"steps": steps, "expr": o.expr, "alias": q(o.alias)})
+            text = render("sql/expressions.j2", {"header": header, "items": items})
+        else:
+            keep = [Output(n, q(n), frozenset({n})) for n in originals]
+            steps, finals = render_steps(query.steps, keep + outputs, originals, query.prefix,
+                                         comments, d.fence, d.fence_cost)
+            text = render("sql/query.j2", {"header": header, "steps": steps, "finals": finals,
+                                           "table": ".".join(map(sql_identifier, parts))})
+        return {f"{name}.sql": text}
+
+
+def _check_names(d: Dialect, inputs: list[str], outputs: list[str], expressions_only: bool):
+    """Refuse names the engine would merge: SQLite and DuckDB compare them without case, and
+    PostgreSQL cuts them at 63 bytes; a clash would hide a column or read the wrong one."""
+    def key(n: str) -> str:
+        return d.column_name(n).lower()
+
+    seen: dict[str, str] = {}
+    for n in inputs:
+        if key(n) in seen and seen[key(n)] != n:
+            raise RulegenError(f"the columns {seen[key(n)]!r} and {n!r} have the same name in "
+                               f"{d.title} ({d.column_name(n)!r}); rename one of them")
+        seen[key(n)] = n
+    outs: dict[str, str] = {}
+    for n in outputs:
+        if key(n) in outs:
+            raise RulegenError(f"the output columns {outs[key(n)]!r} and {n!r} have the same name "
+                               f"in {d.title} ({d.column_name(n)!r}); rename those classes")
+        outs[key(n)] = n
+        if not expressions_only and key(n) in seen:
+            raise RulegenError(f"the output column {n!r} would have the same name as the input "
+                               f"column {seen[key(n)]!r}; rename that feature, or use "
+                               "expressions_only and alias the outputs")
+
+
+def _header(model: Model, d: Dialect, n_nodes: int) -> list[str]:
+    t = model.target
+    lines = [(f"rulegen SQL ({d.name}): {t.task} of {t.name!r}, {len(model.trees)} tree(s), "
+              f"aggregation {model.aggregation}, link {model.link}, dtype {model.dtype}"),
+             "features: " + ", ".join(f"{f.name!r} ({f.kind})" for f in model.features)]
+    if t.task == "classification":
+        lines.append("classes: " + ", ".join(repr(c) for c in t.classes))
+    lines.append("NULL is missing" + ("; NaN is missing too" if d.nan_largest else ""))
+    lines += d.notes(n_nodes)
+    return [sql_comment(x) for x in lines]

@@ -1,0 +1,128 @@
+"""What the SQL shape asks of an engine: literals, reading missing values, float32
+arithmetic, ``exp``, and the engine's limits, each measured where it is set.
+
+The shape (:mod:`rulegen.targets.sql.trees`, :mod:`~rulegen.targets.sql.query`) never
+spells engine-specific SQL itself; a new engine is one subclass of :class:`Dialect` in this
+folder and one line in :data:`rulegen.targets.sql.dialects.DIALECTS`.
+
+Methods documented as *column-level* mention their argument several times, so the argument
+must be a column reference or a tiny expression (never a tree), or the text would grow with
+every nesting (and the engine would evaluate it several times).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+from rulegen.codegen.literals import sql_label
+
+F32_MIN_NORMAL = 2.0**-126
+F32_OVERFLOW = 2.0**128 - 2.0**103  # float32 rounding of |x| >= this is infinity
+F32_ZERO = 2.0**-150  # float32 rounding of |x| <= this is zero
+
+
+class Dialect:
+    name = ""
+    title = ""  # the engine's name in prose
+    # Floats have NaN, ordered above every number, and NaN = NaN (PostgreSQL, DuckDB,
+    # Spark). Then ``x > t`` holds for NaN, so complements need a guard (see at_least).
+    nan_largest = False
+    # CASE levels one expression may nest; deeper trees advance a node id in steps
+    # (trees.py). Each engine module says how it was measured.
+    max_case_depth = 0
+    # Trees summed per accumulation step.
+    trees_per_step = 50
+    # Appended to a step's SELECT so the planner cannot copy the step's expressions into
+    # each reference (exponential along a chain of steps); "" when the engine never does.
+    fence = ""
+    # What a fence costs per row, in tree nodes visited (plan.py weighs it against the work
+    # it saves): a fixed part and a part per column the fenced step passes on.
+    fence_fixed, fence_per_column = 0.0, 0.0
+    float32_type: str | None = None  # None: no float32 type (rounding is emulated)
+    double_type = "DOUBLE"
+
+    def fence_cost(self, columns: int) -> float:
+        return self.fence_fixed + self.fence_per_column * columns
+
+    # --- literals -------------------------------------------------------------------------
+
+    def float_literal(self, v: float) -> str:
+        """A DOUBLE-typed literal that reads back as exactly ``v`` (v finite)."""
+        raise NotImplementedError
+
+    def infinity(self, positive: bool) -> str:
+        raise NotImplementedError
+
+    def nan(self) -> str:
+        raise NotImplementedError(f"{self.title} has no NaN")
+
+    def num(self, v: float) -> str:
+        """A float literal, memoised (by float.hex, which keeps -0.0 and 0.0 apart)."""
+        return _num(self, float(v).hex())
+
+    def label(self, v) -> str:
+        return sql_label(v)
+
+    def column_name(self, name: str) -> str:
+        """The name a column gets in this engine (some truncate long names)."""
+        return name
+
+    # --- reading inputs ---------------------------------------------------------------------
+
+    def not_nan(self, col: str) -> str | None:
+        """``col`` with NaN read as NULL, or None when the engine has no NaN."""
+        if not self.nan_largest:
+            return None
+        return f"NULLIF({col}, {self.nan()})"
+
+    def at_least(self, col: str, bound: float) -> str:
+        """True exactly for numbers ``>= bound``; false or NULL for NULL and NaN. Where NaN
+        sorts above every number a second comparison keeps it out (cheaper, measured, than
+        reading every input through NULLIF in a step of its own)."""
+        text = f"{col} >= {self.num(bound)}"
+        if self.nan_largest:
+            text += f" AND {col} <= {self.num(math.inf)}"
+        return text
+
+    # --- arithmetic -------------------------------------------------------------------------
+
+    def greatest(self, items: list[str]) -> str:
+        return items[0] if len(items) == 1 else f"greatest({', '.join(items)})"
+
+    def exp(self, x: str) -> str:
+        """exp(x), giving inf / 0.0 where C does."""
+        return f"exp({x})"
+
+    def product(self, w: float, x: str) -> str:
+        """``w * x`` with IEEE results."""
+        return f"{self.num(w)} * {x}"
+
+    def f32_sum(self, x: str) -> str:
+        """float32 rounding of ``x``, a float64 sum of two float32 values within range."""
+        return f"CAST({x} AS {self.float32_type})"
+
+    def f32_round(self, x: str) -> str:
+        """float32 rounding (to nearest, ties to even, overflow to +-inf) of any double.
+        Column-level."""
+        raise NotImplementedError
+
+    def to_double(self, x: str) -> str:
+        """A float32 value read as a double (exact)."""
+        return f"CAST({x} AS {self.double_type})" if self.float32_type else x
+
+    # --- what the header tells the user -----------------------------------------------------
+
+    def notes(self, n_nodes: int) -> list[str]:
+        """Lines for the header comment: how to run a query of ``n_nodes`` tree nodes."""
+        return []
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _num(dialect: Dialect, key: str) -> str:
+    v = float.fromhex(key)
+    if math.isnan(v):
+        raise ValueError("NaN has no SQL literal here")
+    if math.isinf(v):
+        return dialect.infinity(v > 0)
+    return dialect.float_literal(v)
