@@ -1,0 +1,300 @@
+"""Generated SQL in the real engines, side by side with the peers: rulegen's query against a
+nested-CASE reference (one nested CASE per tree returning the leaf value, the same exact
+double thresholds, no missing-value handling: the fastest plain shape) and orbital, on
+DuckDB (one thread), SQLite and PostgreSQL (one worker, JIT off and on).
+
+    python benchmarks/bench_sql.py [--quick] [--write]
+
+Models are fitted here on synthetic binary data (20 float32 features, four of them
+small integers, as in the shared bench): a scikit-learn tree of depth 8, a 10-tree forest
+of depth 8 and a 500-round XGBoost model of depth 6. Each query is read the way a caller
+reads one column: ``SELECT sum(p) FROM (<query>)`` with p the probability of class 1 (the
+work of computing p, without the client's fetch). Every result is checked against the
+library's predict_proba first (``exact``: bit for bit on every row). ``first s`` is
+planning plus the first complete run. ``B/node``: SQL bytes per tree node.
+
+orbital is measured when it is installed (``pip install orbital``). PostgreSQL needs its
+server binaries (tests/pgserver.py finds them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def make_data(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Correlated gaussians, heavy tails and small integers (ties at thresholds)."""
+    rng = np.random.default_rng(seed)
+    mix = np.random.default_rng(7).standard_normal((12, 12)) * 0.35 + np.eye(12)
+    g = rng.standard_normal((n, 12)) @ mix
+    heavy = rng.standard_normal((n, 4)) / np.sqrt(rng.random((n, 4)) * 0.9 + 0.1)
+    ints = rng.integers(0, 10, size=(n, 4)).astype(np.float64)
+    X = np.hstack([g, heavy, ints]).astype(np.float32)
+    s = (1.5 * np.sin(X[:, 0] * 1.3) + X[:, 1] * X[:, 2] * 0.7 + np.where(X[:, 3] > 0.3, 1.2, -0.4)
+         + 0.8 * np.tanh(X[:, 4] - X[:, 5]) + 0.3 * X[:, 6] ** 2 - 0.5 * np.abs(X[:, 7])
+         + 0.1 * X[:, 18] * X[:, 8] - 0.2 * (X[:, 17] > 6) + rng.standard_normal(n) * 0.8)
+    return X, (s > np.median(s)).astype(int)
+
+
+COLS = [f"f{i}" for i in range(20)]
+
+
+def fit_models(quick: bool) -> dict:
+    import xgboost as xgb
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y = make_data(20_000 if quick else 100_000, 1)
+    rounds = 50 if quick else 500
+    return {
+        "tree, depth 8": DecisionTreeClassifier(max_depth=8, random_state=0).fit(X, y),
+        "forest 10 x depth 8": RandomForestClassifier(10, max_depth=8, random_state=0).fit(X, y),
+        f"XGBoost {rounds} x depth 6": xgb.XGBClassifier(
+            n_estimators=rounds, max_depth=6, learning_rate=0.1, tree_method="hist",
+            base_score=0.5, n_jobs=1, random_state=0).fit(X, y),
+    }
+
+
+def to_ir(est):
+    from rulegen.importers.sklearn import from_sklearn
+    from rulegen.importers.xgboost import from_booster
+    import dataclasses
+
+    if hasattr(est, "get_booster"):
+        m = from_booster(est.get_booster())
+    else:
+        m = from_sklearn(est)
+    return dataclasses.replace(m, features=tuple(dataclasses.replace(f, name=c)
+                                                 for f, c in zip(m.features, COLS)))
+
+
+# --- the SQL under test -------------------------------------------------------------------------
+
+
+def rulegen_sql(model, dialect: str) -> str:
+    from rulegen.targets.sql import SqlTarget
+
+    sql = SqlTarget().generate(model, dialect=dialect, table="t", comments=False)["model.sql"]
+    return f'SELECT q."prob_1" AS p FROM ({sql.strip().rstrip(";")}) AS q'
+
+
+def nested_case_sql(est, dialect: str) -> str | None:
+    """The reference shape, written here from scikit-learn's arrays: one nested CASE per
+    tree (x <= t THEN left ELSE right), leaf P(class 1), the trees summed in one SELECT."""
+    from rulegen.targets.sql.dialects import DIALECTS
+
+    if hasattr(est, "get_booster"):
+        return None
+    num = DIALECTS[dialect].num
+    parts = []
+    for e in getattr(est, "estimators_", [est]):
+        t = e.tree_
+        out, stack = [], [0]
+        while stack:  # pre-order with END markers, no recursion
+            i = stack.pop()
+            if isinstance(i, str):
+                out.append(i)
+            elif t.children_left[i] == -1:
+                v = t.value[i, 0]
+                out.append(num(float(v[1] / v.sum())))
+            else:
+                out.append(f'CASE WHEN "{COLS[t.feature[i]]}" <= {num(float(t.threshold[i]))} THEN ')
+                stack += [" END", int(t.children_right[i]), " ELSE ", int(t.children_left[i])]
+        parts.append("".join(out))
+    expr = " + ".join(f"({p})" for p in parts)
+    if len(parts) > 1:
+        expr = f"({expr}) / {num(float(len(parts)))}"
+    return f'SELECT {expr} AS p FROM "t"'
+
+
+def orbital_sql(est, dialect: str) -> str | None:
+    try:
+        import orbital
+        from sklearn.pipeline import Pipeline
+    except ImportError:
+        return None
+    if hasattr(est, "get_booster"):
+        return None
+    feats = {c: orbital.types.DoubleColumnType() for c in COLS}
+    op = orbital.parse_pipeline(Pipeline([("model", est)]), features=feats)
+    sql = orbital.export_sql("t", op, dialect=dialect)
+    return f'SELECT q."output_probability.1" AS p FROM ({sql}) AS q'
+
+
+# --- engines ---------------------------------------------------------------------------------
+
+
+class Engine:
+    def __init__(self, name: str, X: np.ndarray):
+        self.name, self.n = name, len(X)
+
+    def run(self, sql: str) -> np.ndarray:
+        raise NotImplementedError
+
+    def sum_time(self, sql: str, repeat: int) -> float:
+        best = float("inf")
+        for _ in range(repeat):
+            t = time.perf_counter()
+            self.scalar(f"SELECT sum(p) FROM ({sql}) AS s")
+            best = min(best, time.perf_counter() - t)
+        return best
+
+
+class DuckDB(Engine):
+    def __init__(self, X):
+        import duckdb
+
+        super().__init__("DuckDB (1 thread)", X)
+        self.con = duckdb.connect()
+        self.con.execute("SET threads = 1")
+        self.con.execute("CREATE TABLE t (" + ", ".join(f"{c} FLOAT" for c in COLS) + ")")
+        self.con.execute("INSERT INTO t SELECT " + ", ".join(f"UNNEST(${i + 1}::FLOAT[])" for i in range(20)),
+                         [X[:, i].tolist() for i in range(20)])
+
+    def run(self, sql):
+        return np.asarray(self.con.execute(sql).fetchnumpy()["p"], dtype=np.float64)
+
+    def scalar(self, sql):
+        return self.con.execute(sql).fetchone()[0]
+
+
+class SQLite(Engine):
+    def __init__(self, X):
+        super().__init__(f"SQLite {sqlite3.sqlite_version}", X)
+        self.con = sqlite3.connect(":memory:")
+        self.con.execute("CREATE TABLE t (" + ", ".join(f"{c} REAL" for c in COLS) + ")")
+        self.con.executemany(f"INSERT INTO t VALUES ({', '.join('?' * 20)})", X.astype(np.float64).tolist())
+
+    def run(self, sql):
+        return np.array([r[0] for r in self.con.execute(sql)], dtype=np.float64)
+
+    def scalar(self, sql):
+        return self.con.execute(sql).fetchone()[0]
+
+
+class Postgres(Engine):
+    def __init__(self, X, server):
+        import psycopg
+
+        super().__init__("PostgreSQL", X)
+        self.dsn = server
+        self.con = psycopg.connect(server, autocommit=True)
+        self.con.execute("CREATE TABLE t (" + ", ".join(f"{c} real" for c in COLS) + ")")
+        with self.con.cursor().copy("COPY t FROM STDIN") as cp:
+            for row in X.tolist():
+                cp.write_row(row)
+        self.con.execute("VACUUM ANALYZE t")
+        self.jit("on")
+
+    def jit(self, mode: str):
+        self.con.execute("RESET ALL")
+        self.con.execute("SET max_parallel_workers_per_gather = 0")  # one worker, as the peers
+        self.con.execute(f"SET jit = {mode}")
+        self.name = f"PostgreSQL (jit {mode})"
+
+    def run(self, sql):
+        return np.array([r[0] for r in self.con.execute(sql).fetchall()], dtype=np.float64)
+
+    def scalar(self, sql):
+        return self.con.execute(sql).fetchone()[0]
+
+
+# --- measuring -------------------------------------------------------------------------------
+
+
+def measure(engine: Engine, sql: str, want: np.ndarray, repeat: int) -> dict:
+    t = time.perf_counter()
+    got = engine.run(sql)
+    first = time.perf_counter() - t
+    exact = got.shape == want.shape and np.array_equal(got, want)
+    diff = float(np.max(np.abs(got - want))) if got.shape == want.shape else float("nan")
+    best = engine.sum_time(sql, repeat) if first < 60 else engine.sum_time(sql, 1)
+    return {"ns": best / engine.n * 1e9, "first": first, "exact": exact, "diff": diff}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="small data and 50 boosting rounds")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--duckdb-rows", type=int, default=1_000_000)
+    ap.add_argument("--rows", type=int, default=100_000, help="SQLite and PostgreSQL rows")
+    ap.add_argument("--write", action="store_true", help="put the table into docs/BENCHMARKS.md")
+    args = ap.parse_args()
+    if args.quick:
+        args.duckdb_rows, args.rows = 100_000, 20_000
+    models = fit_models(args.quick)
+    Xd, _ = make_data(args.duckdb_rows, 2)
+    Xs = Xd[:args.rows]
+    engines = [("duckdb", DuckDB(Xd)), ("sqlite", SQLite(Xs))]
+    server = None
+    from pgserver import PgServer
+    pg = PgServer()
+    if pg.why_unavailable() is None:
+        server = pg
+        engines.append(("postgres", Postgres(Xs, pg.start())))
+    rows = ["| model | engine | implementation | ns/row | / nested CASE | first s | SQL KB | B/node | exact |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    try:
+        for mname, est in models.items():
+            model = to_ir(est)
+            nodes = sum(len(t.nodes) for t in model.trees)
+            for dialect, engine in engines:
+                X = Xd if dialect == "duckdb" else Xs
+                n = len(X)
+                if "XGBoost" in mname and dialect == "duckdb":
+                    n = args.rows  # 100k rows: a 1M-row run takes minutes per query
+                engine.n = n
+                table_rows = n
+                want = est.predict_proba(X[:table_rows])[:, 1].astype(np.float64)
+                sqls = {"rulegen": rulegen_sql(model, dialect), "nested CASE": nested_case_sql(est, dialect),
+                        "orbital": orbital_sql(est, dialect)}
+                modes = ["off", "on"] if dialect == "postgres" else [None]
+                for mode in modes:
+                    if mode:
+                        engine.jit(mode)
+                    ref = None
+                    for impl in ("nested CASE", "rulegen", "orbital"):
+                        sql = sqls[impl]
+                        if sql is None:
+                            continue
+                        if dialect == "duckdb" and n < len(Xd):
+                            sql = sql.replace('FROM "t"', f'FROM (SELECT * FROM "t" LIMIT {n}) AS "t"')
+                        try:
+                            r = measure(engine, sql, want[:n], args.repeat)
+                        except Exception as e:  # noqa: BLE001 - a peer's failure is a result
+                            rows.append(f"| {mname} | {engine.name} | {impl} | error: {str(e)[:60]} | | | | | |")
+                            print(rows[-1], file=sys.stderr, flush=True)
+                            continue
+                        if impl == "nested CASE":
+                            ref = r["ns"]
+                        ratio = f"{r['ns'] / ref:.2f}" if ref else "-"
+                        size = len(sql.encode())
+                        exact = "yes" if r["exact"] else f"no ({r['diff']:.1e})"
+                        rows.append(f"| {mname} | {engine.name} | {impl} | {r['ns']:,.0f} | {ratio} | "
+                                    f"{r['first']:.2f} | {size / 1024:,.0f} | {size / nodes:.0f} | {exact} |")
+                        print(rows[-1], file=sys.stderr, flush=True)
+    finally:
+        if server:
+            server.stop()
+    text = (f"DuckDB {args.duckdb_rows:,} rows (XGBoost: {args.rows:,}), SQLite and PostgreSQL "
+            f"{args.rows:,} rows; best of {args.repeat}. Command: `python benchmarks/bench_sql.py"
+            f"{' --quick' if args.quick else ''}`.\n\n" + "\n".join(rows))
+    print(text)
+    if args.write:
+        from docsection import write_section
+        write_section("SQL in the engines beside the peers", text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
