@@ -141,6 +141,8 @@ class Engine:
     def run(self, sql: str) -> np.ndarray:
         raise NotImplementedError
 
+    rows = 0  # rows in its table; n: rows a measurement reads
+
     def sum_time(self, sql: str, repeat: int) -> float:
         best = float("inf")
         for _ in range(repeat):
@@ -218,8 +220,41 @@ def measure(engine: Engine, sql: str, want: np.ndarray, repeat: int) -> dict:
     first = time.perf_counter() - t
     exact = got.shape == want.shape and np.array_equal(got, want)
     diff = float(np.max(np.abs(got - want))) if got.shape == want.shape else float("nan")
-    best = engine.sum_time(sql, repeat) if first < 60 else engine.sum_time(sql, 1)
+    best = engine.sum_time(sql, repeat if first < 30 else 1)
     return {"ns": best / engine.n * 1e9, "first": first, "exact": exact, "diff": diff}
+
+
+def all_outputs_ns(engine: Engine, model, dialect: str, repeat: int) -> float:
+    """The whole query as rulegen writes it, every output column read."""
+    from rulegen.targets.sql import SqlTarget
+
+    sql = SqlTarget().generate(model, dialect=dialect, table="t", comments=False)["model.sql"]
+    sql = sql.strip().rstrip(";")
+    if engine.n != engine.rows:
+        sql = sql.replace('FROM "t"', f'FROM (SELECT * FROM "t" LIMIT {engine.n}) AS "t"')
+    read = ", ".join(f'max(q."{c}")' for c in ["prediction"] + [f"prob_{k}" for k in model.target.classes])
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        engine.scalar(f"SELECT {read} FROM ({sql}) AS q")
+        best = min(best, time.perf_counter() - t)
+    return best / engine.n * 1e9
+
+
+def postgres_plan_memory(dsn: str, model) -> tuple[float, float]:
+    """(seconds, peak MB of the server process) to plan the model's query on a fresh
+    connection (EXPLAIN: planning only)."""
+    import psycopg
+
+    sql = rulegen_sql(model, "postgres")
+    with psycopg.connect(dsn, autocommit=True) as con:
+        pid = con.execute("SELECT pg_backend_pid()").fetchone()[0]
+        t = time.perf_counter()
+        con.execute("EXPLAIN " + sql).fetchall()
+        seconds = time.perf_counter() - t
+        status = Path(f"/proc/{pid}/status").read_text()
+    peak = int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM")))
+    return seconds, peak / 1024
 
 
 def main() -> int:
@@ -232,63 +267,81 @@ def main() -> int:
     args = ap.parse_args()
     if args.quick:
         args.duckdb_rows, args.rows = 100_000, 20_000
+    from rulegen.ir import evaluate
+
     models = fit_models(args.quick)
     Xd, _ = make_data(args.duckdb_rows, 2)
-    Xs = Xd[:args.rows]
-    engines = [("duckdb", DuckDB(Xd)), ("sqlite", SQLite(Xs))]
-    server = None
+    engines = [("duckdb", DuckDB(Xd)), ("sqlite", SQLite(Xd[:args.rows]))]
     from pgserver import PgServer
-    pg = PgServer()
-    if pg.why_unavailable() is None:
-        server = pg
-        engines.append(("postgres", Postgres(Xs, pg.start())))
+    server = PgServer()
+    dsn = None
+    if server.why_unavailable() is None:
+        dsn = server.start()
+        engines.append(("postgres", Postgres(Xd[:args.rows], dsn)))
+    for _, e in engines:
+        e.rows = e.n
     rows = ["| model | engine | implementation | ns/row | / nested CASE | first s | SQL KB | B/node | exact |",
             "|---|---|---|---|---|---|---|---|---|"]
+
+    def add(*cells):
+        rows.append("| " + " | ".join(str(c) for c in cells) + " |")
+        print(rows[-1], file=sys.stderr, flush=True)
+
+    notes = []
     try:
         for mname, est in models.items():
             model = to_ir(est)
             nodes = sum(len(t.nodes) for t in model.trees)
+            boosted = hasattr(est, "get_booster")
             for dialect, engine in engines:
-                X = Xd if dialect == "duckdb" else Xs
-                n = len(X)
-                if "XGBoost" in mname and dialect == "duckdb":
-                    n = args.rows  # 100k rows: a 1M-row run takes minutes per query
-                engine.n = n
-                table_rows = n
-                want = est.predict_proba(X[:table_rows])[:, 1].astype(np.float64)
-                sqls = {"rulegen": rulegen_sql(model, dialect), "nested CASE": nested_case_sql(est, dialect),
+                engine.n = args.rows if boosted else engine.rows  # minutes per 1M-row query
+                X = Xd[:engine.n]
+                library = est.predict_proba(X)[:, 1].astype(np.float64)
+                oracle = evaluate.predict_proba(model, X.astype(np.float64))[:, 1]
+                sqls = {"nested CASE": nested_case_sql(est, dialect), "rulegen": rulegen_sql(model, dialect),
                         "orbital": orbital_sql(est, dialect)}
-                modes = ["off", "on"] if dialect == "postgres" else [None]
-                for mode in modes:
+                for mode in (["off", "on"] if dialect == "postgres" else [None]):
                     if mode:
                         engine.jit(mode)
                     ref = None
-                    for impl in ("nested CASE", "rulegen", "orbital"):
-                        sql = sqls[impl]
+                    for impl, sql in sqls.items():
                         if sql is None:
                             continue
-                        if dialect == "duckdb" and n < len(Xd):
-                            sql = sql.replace('FROM "t"', f'FROM (SELECT * FROM "t" LIMIT {n}) AS "t"')
+                        if engine.n != engine.rows:
+                            sql = sql.replace('FROM "t"', f'FROM (SELECT * FROM "t" LIMIT {engine.n}) AS "t"')
+                        want = oracle if impl == "rulegen" else library
                         try:
-                            r = measure(engine, sql, want[:n], args.repeat)
+                            r = measure(engine, sql, want, args.repeat)
                         except Exception as e:  # noqa: BLE001 - a peer's failure is a result
-                            rows.append(f"| {mname} | {engine.name} | {impl} | error: {str(e)[:60]} | | | | | |")
-                            print(rows[-1], file=sys.stderr, flush=True)
+                            add(mname, engine.name, impl, f"error: {str(e).splitlines()[0][:70]}", "", "", "", "", "")
                             continue
-                        if impl == "nested CASE":
-                            ref = r["ns"]
-                        ratio = f"{r['ns'] / ref:.2f}" if ref else "-"
+                        ref = r["ns"] if impl == "nested CASE" else ref
                         size = len(sql.encode())
-                        exact = "yes" if r["exact"] else f"no ({r['diff']:.1e})"
-                        rows.append(f"| {mname} | {engine.name} | {impl} | {r['ns']:,.0f} | {ratio} | "
-                                    f"{r['first']:.2f} | {size / 1024:,.0f} | {size / nodes:.0f} | {exact} |")
-                        print(rows[-1], file=sys.stderr, flush=True)
+                        add(mname, engine.name, impl, f"{r['ns']:,.0f}", f"{r['ns'] / ref:.2f}" if ref else "-",
+                            f"{r['first']:.2f}", f"{size / 1024:,.0f}", f"{size / nodes:.0f}",
+                            "yes" if r["exact"] else f"no ({r['diff']:.1e})")
+                    ns = all_outputs_ns(engine, model, dialect, 1 if boosted else args.repeat)
+                    add(mname, engine.name, "rulegen, every output column", f"{ns:,.0f}",
+                        f"{ns / ref:.2f}" if ref else "-", "", "", "", "")
+        if dsn:
+            import xgboost as xgb
+
+            big = xgb.XGBClassifier(n_estimators=1000, max_depth=6, learning_rate=0.1, tree_method="hist",
+                                    base_score=0.5, n_jobs=1, random_state=0)
+            Xb, yb = make_data(20_000, 3)
+            model = to_ir(big.fit(Xb, yb))
+            seconds, peak = postgres_plan_memory(dsn, model)
+            notes.append(f"PostgreSQL plans the 1,000-tree XGBoost model's query "
+                         f"({sum(len(t.nodes) for t in model.trees):,} nodes) in {seconds:.1f} s "
+                         f"with a server process peak of {peak:,.0f} MB.")
+            print(notes[-1], file=sys.stderr, flush=True)
     finally:
-        if server:
+        if dsn:
             server.stop()
     text = (f"DuckDB {args.duckdb_rows:,} rows (XGBoost: {args.rows:,}), SQLite and PostgreSQL "
-            f"{args.rows:,} rows; best of {args.repeat}. Command: `python benchmarks/bench_sql.py"
-            f"{' --quick' if args.quick else ''}`.\n\n" + "\n".join(rows))
+            f"{args.rows:,} rows; best of {args.repeat}; p = P(class 1) read as `SELECT sum(p)`. "
+            f"Command: `python benchmarks/bench_sql.py{' --quick' if args.quick else ''}`.\n\n"
+            + "\n".join(rows) + ("\n\n" + "\n".join(notes) if notes else ""))
     print(text)
     if args.write:
         from docsection import write_section

@@ -68,7 +68,9 @@ _add_learning_commands()
 @click.option("--name", default=None, help="Name of the generated function family / module "
               "(default: the model file's name).")
 @click.option("--table", default="data", show_default=True, help="SQL: the table to select from.")
-@click.option("--expressions-only", is_flag=True, help="SQL: emit only the named expressions.")
+@click.option("--expressions-only", is_flag=True,
+              help="SQL: emit only the output columns, one self-contained scalar subquery each, "
+                   "to paste into your own SELECT (each computes only what its column needs).")
 @click.option("--keep", "kept", multiple=True, metavar="COLUMN",
               help="SQL: also return this column of the table (a key, a label), repeatable.")
 @click.option("--form", type=click.Choice(["auto", "nested", "goto", "table"]), default=None,
@@ -99,7 +101,8 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
        categories are codes (listed in NAME.h). Compile with any C99 compiler.
     Python: predict(row), predict_proba(row); standard library only.
     SQL: SELECT <features>, prediction, prob_<class>... FROM TABLE (--keep adds other
-    columns, such as a key); NULL is missing.
+    columns, such as a key); NULL is missing, and NaN where the engine has it. One nested
+    CASE per tree; the header says how to run a big model (PostgreSQL: SET jit = off).
     """
     from rulegen.codegen.literals import c_identifier
     from rulegen.codegen.registry import generate

@@ -313,3 +313,17 @@ def test_json_literals_stay_lossless_in_every_dialect():
         got = [float(x) for x in row]
         assert got == vals and [math.copysign(1, g) for g in got] == [math.copysign(1, v) for v in vals]
         json.dumps(got)  # plain floats
+
+
+@pytest.mark.parametrize("dialect", ["duckdb", "postgres"])
+@pytest.mark.parametrize("nullif", [False, True])
+def test_nan_guards_and_nullif_agree(dialect, nullif, monkeypatch):
+    """Both ways of keeping NaN out of ``x > t`` (a second bound per comparison, or NULLIF
+    once a row) are exact, whichever the dialect would pick for a model."""
+    monkeypatch.setattr(type(DIALECTS[dialect]), "prefer_nullif", lambda self, g, f: nullif)
+    models = fx.all_models()
+    for name in ("every_construct", "sigmoid_ensemble", "forest_mean", "softmax_f32"):
+        model = models[name]
+        _run(model, fx.probe_rows(model, limit=400), dialect)
+    model = chain_model("interval", 30, False)
+    _run(model, fx.probe_rows(model, limit=400), dialect)

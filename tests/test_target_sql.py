@@ -314,7 +314,7 @@ def test_expressions_only(name, dialect):
     model = ALL[name]
     X = rows_for(model, limit=300)
     frag = SqlTarget().generate(model, dialect=dialect, expressions_only=True, raw=True)["model.sql"]
-    assert "WITH" in frag and not frag.rstrip().endswith(";")
+    assert not frag.rstrip().endswith(";")
     cols = ", ".join('"' + n.replace('"', '""') + '"'
                      for n in [row_column(model)] + [f.name for f in model.features])
     sql = f'SELECT {cols},\n{frag}\nFROM "data" AS "t"'

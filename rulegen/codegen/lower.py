@@ -135,3 +135,20 @@ def total_weight(model: Model) -> float:
     for tree in model.trees:
         total = total + tree.weight
     return total
+
+
+def leaf_outputs(model: Model) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """For a model of one tree without blends, whose every row ends in one leaf: the leaf
+    ids, and per leaf the raw scores and the outputs (class probabilities, or values) the
+    evaluator gives each row that reaches it -- its own arithmetic, folded at generation."""
+    from rulegen.ir import evaluate
+
+    tree, = model.trees
+    leaves = [i for i, n in enumerate(tree.nodes) if isinstance(n, Leaf)]
+    values = np.array([tree.nodes[i].value for i in leaves], dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):  # IEEE overflow is the semantics
+        raw = evaluate.combine(model, [values], len(leaves))
+        out = evaluate.outputs_of(model, raw)
+    if model.target.task == "classification":
+        out = evaluate.proba_of(model, out)
+    return leaves, raw, out

@@ -185,12 +185,18 @@ def raw_scores(model: Model, X) -> np.ndarray:
 
 
 def _raw_scores(model: Model, X: np.ndarray) -> np.ndarray:
-    dt = _NP_DTYPE[model.dtype]
     n_raw = model.n_raw
-    acc = np.tile(np.asarray(model.base_score, dtype=np.float64).astype(dt), (X.shape[0], 1))
-    for tree in model.trees:
-        width = 1 if tree.output is not None else n_raw
-        c = tree_output(tree, X, model.features, width)
+    outputs = (tree_output(tree, X, model.features, 1 if tree.output is not None else n_raw)
+               for tree in model.trees)
+    return combine(model, outputs, X.shape[0])
+
+
+def combine(model: Model, outputs, n_rows: int) -> np.ndarray:
+    """Raw scores from each tree's output (an iterable of (n_rows, width) arrays, in tree
+    order): base score, tree weights, aggregation, all in ``model.dtype`` (docs/IR.md)."""
+    dt = _NP_DTYPE[model.dtype]
+    acc = np.tile(np.asarray(model.base_score, dtype=np.float64).astype(dt), (n_rows, 1))
+    for tree, c in zip(model.trees, outputs):
         if tree.weight != 1.0:
             c = tree.weight * c
         if model.aggregation == "vote":
@@ -248,15 +254,23 @@ def apply_link(link: str, raw: np.ndarray) -> np.ndarray:
 
 def predict_outputs(model: Model, X) -> np.ndarray:
     """Link applied to the raw scores, shape (n_rows, n_raw), in ``model.dtype``."""
-    out = apply_link(model.link, raw_scores(model, X))
-    return out.astype(_NP_DTYPE[model.dtype])
+    return outputs_of(model, raw_scores(model, X))
+
+
+def outputs_of(model: Model, raw: np.ndarray) -> np.ndarray:
+    """The link applied to raw scores, in ``model.dtype``."""
+    return apply_link(model.link, raw).astype(_NP_DTYPE[model.dtype])
 
 
 def predict_proba(model: Model, X) -> np.ndarray:
     """Class probabilities, shape (n_rows, n_classes)."""
     if model.target.task != "classification":
         raise DataError("predict_proba needs a classification model")
-    out = predict_outputs(model, X)
+    return proba_of(model, predict_outputs(model, X))
+
+
+def proba_of(model: Model, out: np.ndarray) -> np.ndarray:
+    """Class probabilities from the link's outputs."""
     if out.shape[1] == 1 and len(model.target.classes) == 2:
         return np.hstack([1 - out, out])
     return out

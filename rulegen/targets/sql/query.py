@@ -14,9 +14,25 @@ from dataclasses import dataclass
 import numpy as np
 
 from rulegen.codegen.literals import sql_comment
-from rulegen.codegen.lower import has_blend, leaf_contribution, split_tests, total_weight, vote_index
+from rulegen.codegen.lower import (
+    has_blend,
+    leaf_contribution,
+    leaf_outputs,
+    split_tests,
+    total_weight,
+    vote_index,
+)
 from rulegen.errors import UnsupportedFeatureError
-from rulegen.ir.nodes import Blend, Leaf, Model, ObliqueTest, Split
+from rulegen.ir.nodes import (
+    Blend,
+    DefaultChild,
+    IntervalTest,
+    Leaf,
+    Model,
+    NumericTest,
+    ObliqueTest,
+    Split,
+)
 from rulegen.targets.sql.blend import Conditions, blend_phases, conjunction, leaf_note
 from rulegen.targets.sql.dialects import Dialect
 from rulegen.targets.sql.dialects.base import F32_OVERFLOW
@@ -57,8 +73,9 @@ class Query:
         self.steps: list[Step] = []
         self._check_range()
         names = [f.name for f in model.features]
-        # NaN read as NULL, for blended trees only (their paths test IS NULL); the nested
-        # CASEs read the columns themselves, with NaN-safe comparisons (routing.py)
+        # NaN read as NULL: blended trees' paths test IS NULL, so they read these columns;
+        # nested CASEs read the table's columns with NaN-safe comparisons (routing.py),
+        # unless so many comparisons need a guard that NULLIF once a row is cheaper
         base = Step("inputs, NaN read as missing")
         self.nulled = []
         for i, f in enumerate(model.features):
@@ -71,8 +88,12 @@ class Query:
         self.steps.append(base)
         self.obliques = self._obliques(names)
         quoted = {k: q(v) for k, v in self.obliques.items()}
-        self.writer = TreeWriter(Router(model, dialect, [q(n) for n in names], quoted), dialect,
-                                 names, self.obliques)
+        guards, guarded = _guarded(model)
+        nan_free = frozenset(guarded) if dialect.nan_largest and dialect.prefer_nullif(
+            guards, len(guarded)) else frozenset()
+        cols = [self.nulled[i] if i in nan_free else n for i, n in enumerate(names)]
+        self.writer = TreeWriter(Router(model, dialect, [q(n) for n in cols], quoted, nan_free),
+                                 dialect, cols, self.obliques)
         self._blend_conds = None
 
     def p(self, name: str) -> str:
@@ -211,6 +232,8 @@ class Query:
 
     def build(self, raw: bool) -> list[Output]:
         m, d = self.m, self.d
+        if len(m.trees) == 1 and not has_blend(m.trees[0]):
+            return self._one_tree(raw)
         # acc[k]: (expression, refs, pending) -- pending: an unrounded float32 sum (SQLite)
         acc = {k: (self.num(self.rnd(b)), frozenset(), False) for k, b in enumerate(m.base_score)}
         plans = [self._finish_contrib(t, *self.tree_plan(t, tree)) for t, tree in enumerate(m.trees)]
@@ -247,6 +270,50 @@ class Query:
             self.steps.append(step)
             t0 = t1
         return self._post(acc, raw)
+
+    def _one_tree(self, raw: bool) -> list[Output]:
+        """One tree: every output is a function of the leaf a row reaches, so each output
+        column is its own nested CASE over the values the evaluator folds per leaf (link
+        and float32 rounding included). No column is read twice, so no step needs a fence
+        and an engine computes only the columns the caller selects; where the engine shares
+        a column between readers (no fence), the class is chosen from the probabilities
+        instead of walking the tree once more."""
+        m, d, tree = self.m, self.d, self.m.trees[0]
+        leaves, raws, outs = leaf_outputs(m)
+        row = {leaf: i for i, leaf in enumerate(leaves)}
+        classes = m.target.classes if m.target.task == "classification" else ()
+        names = ([f"prob_{c}" for c in classes] if classes else
+                 ["prediction"] if outs.shape[1] == 1 else [f"prediction_{k}" for k in range(outs.shape[1])])
+        texts = [(lambda i, k=k: self.num(float(outs[row[i], k])) + (self._note(0, tree, i) if k == 0 else ""))
+                 for k in range(len(names))]
+        derive = bool(classes) and not d.fence and len(classes) > 1
+        if classes and not derive:
+            names.insert(0, "prediction")
+            texts.insert(0, lambda i: d.label(classes[int(np.argmax(outs[row[i]]))]))
+        if raw:
+            names += [f"raw_{k}" for k in range(raws.shape[1])]
+            texts += [(lambda i, k=k: self.num(float(raws[row[i], k]))) for k in range(raws.shape[1])]
+        sql = self.writer.tree(tree, texts, lambda s: self.p(f"t0_{s}"))
+        for j, cols in enumerate(sql.phases):
+            self.steps.append(Step(f"tree 0: node ids, step {j + 1}", cols))
+        if not derive:
+            return [Output(n, expr, refs) for n, (expr, refs) in zip(names, sql.exprs)]
+        step = Step("tree 0: outputs", [Col(self.p(f"v{k}"), expr, refs, cost=sql.cost)
+                                        for k, (expr, refs) in enumerate(sql.exprs)])
+        self.steps.append(step)
+        cols = [q(c.name) for c in step.cols]
+        outputs = [Output("prediction", self._choose(cols[:len(classes)]),
+                          frozenset(c.name for c in step.cols[:len(classes)]))]
+        return outputs + [Output(n, q(c.name), frozenset({c.name})) for n, c in zip(names, step.cols)]
+
+    def _choose(self, ps: list[str]) -> str:
+        """The class label of the first largest probability (ps: quoted columns)."""
+        labels = [self.d.label(c) for c in self.m.target.classes]
+        if len(labels) == 1:
+            return labels[0]
+        arms = [f"WHEN {conjunction([f'{ps[i]} >= {ps[j]}' for j in range(i + 1, len(ps))])}"
+                f" THEN {labels[i]}" for i in range(len(ps) - 1)]
+        return "CASE " + " ".join(arms) + f" ELSE {labels[-1]} END"
 
     def _add(self, acc: str, pending: bool, c: str) -> tuple[str, bool]:
         if not self.f32:
@@ -288,15 +355,7 @@ class Query:
                     Col(p("q0"), d.f32_round(one_minus) if self.f32 else one_minus,
                         frozenset({out[0]}))]))
                 probs = [p("q0"), out[0]]
-            labels = [d.label(c) for c in t.classes]
-            ps = [q(x) for x in probs]
-            if len(labels) == 1:
-                pred = labels[0]
-            else:
-                arms = [f"WHEN {conjunction([f'{ps[i]} >= {ps[j]}' for j in range(i + 1, len(ps))])}"
-                        f" THEN {labels[i]}" for i in range(len(ps) - 1)]
-                pred = "CASE " + " ".join(arms) + f" ELSE {labels[-1]} END"
-            outputs.append(Output("prediction", pred, frozenset(probs)))
+            outputs.append(Output("prediction", self._choose([q(x) for x in probs]), frozenset(probs)))
             names = [f"prob_{c}" for c in t.classes]
             outputs += [Output(nm, double(x), frozenset({x})) for nm, x in zip(names, probs)]
         elif n == 1:
@@ -336,6 +395,30 @@ class Query:
         self.steps.append(Step("round the outputs to float32", [
             Col(p(f"z{k}"), d.f32_round(q(x)), frozenset({x})) for k, x in enumerate(y)]))
         return [p(f"z{k}") for k in range(len(y))]
+
+
+def _guarded(model: Model) -> tuple[float, set[int]]:
+    """About how many comparisons a row makes that need a NaN guard (a numeric split whose
+    missing values go to its lower side: ``x > t`` must keep NaN out), and their features."""
+    total, features = 0.0, set()
+    for tree in model.trees:
+        depth = [0] * len(tree.nodes)
+        splits, guarded, leaves = 0, 0, []
+        for i, node in enumerate(tree.nodes):
+            if isinstance(node, Leaf):
+                leaves.append(depth[i])
+                continue
+            for c in node.children:
+                depth[c] = depth[i] + 1
+            splits += 1
+            t, rule = node.test, node.missing
+            if isinstance(rule, DefaultChild) and isinstance(t, (NumericTest, IntervalTest)):
+                if rule.child < (len(t.bounds) if isinstance(t, IntervalTest) else 1):
+                    guarded += 1
+                    features.add(t.feature)
+        if splits:
+            total += guarded / splits * sum(leaves) / len(leaves)
+    return total, features
 
 
 def _neg_zero(v: float) -> bool:

@@ -54,9 +54,12 @@ class Router:
     f; ``obliques`` maps :func:`oblique_key` to a column holding 0 (the test holds), 1 (it
     does not) or NULL (an input is missing)."""
 
-    def __init__(self, model: Model, dialect: Dialect, columns: list[str], obliques: dict[tuple, str]):
+    def __init__(self, model: Model, dialect: Dialect, columns: list[str], obliques: dict[tuple, str],
+                 nan_free: frozenset = frozenset()):
+        """``nan_free``: features whose column has NaN read as NULL already (no guard)."""
         self.model, self.d, self.columns, self.obliques = model, dialect, columns, obliques
         self.labels = [[dialect.label(c) for c in f.categories] for f in model.features]
+        self.nan_free = nan_free
 
     # --- conditions on one test ---------------------------------------------------------
 
@@ -65,32 +68,36 @@ class Router:
             return self.obliques[oblique_key(test)]
         return self.columns[test.feature]
 
-    def below(self, col: str, op: str, bound: float) -> str:
-        """Present values with ``col op bound`` (float64)."""
+    def _nan(self, f: int) -> bool:
+        return self.d.nan_largest and f not in self.nan_free
+
+    def below(self, f: int, op: str, bound: float) -> str:
+        """Present values of numeric feature f with ``x op bound`` (float64)."""
         if op == "<" and bound == -math.inf:
             return NEVER
         if op == "<=" and bound == math.inf:
-            return self.present_number(col)
-        return f"{col} {op} {self.d.num(bound)}"
+            return self.present_number(f)
+        return f"{self.columns[f]} {op} {self.d.num(bound)}"
 
-    def above(self, col: str, op: str, bound: float) -> str:
-        """Present values that fail ``col op bound``."""
+    def above(self, f: int, op: str, bound: float) -> str:
+        """Present values of numeric feature f that fail ``x op bound``."""
         if op == "<=":
             if bound == math.inf:
                 return NEVER
             bound = math.nextafter(bound, math.inf)
         if bound == -math.inf:
-            return self.present_number(col)
-        return self.d.at_least(col, bound)
+            return self.present_number(f)
+        col = self.columns[f]
+        return self.d.at_least(col, bound) if self._nan(f) else f"{col} >= {self.d.num(bound)}"
 
-    def present_number(self, col: str) -> str:
-        return f"{col} <= {self.d.num(math.inf)}" if self.d.nan_largest else f"{col} IS NOT NULL"
+    def present_number(self, f: int) -> str:
+        col = self.columns[f]
+        return f"{col} <= {self.d.num(math.inf)}" if self._nan(f) else f"{col} IS NOT NULL"
 
     def present(self, test) -> str:
-        col = self._column(test)
         if isinstance(test, NumericTest):
-            return self.present_number(col)
-        return f"{col} IS NOT NULL"
+            return self.present_number(test.feature)
+        return f"{self._column(test)} IS NOT NULL"
 
     def member(self, test, codes: set[int], unseen: bool, others: set[int]) -> str:
         """A categorical column takes one of ``codes`` (or, with ``unseen``, any label the
@@ -108,8 +115,8 @@ class Router:
         """Present values a binary test sends to ``child`` (0: the test holds)."""
         if isinstance(test, NumericTest):
             op, bound = float64_bound(test.op, test.threshold, test.dtype)
-            col = self.columns[test.feature]
-            return self.below(col, op, bound) if child == 0 else self.above(col, op, bound)
+            f = test.feature
+            return self.below(f, op, bound) if child == 0 else self.above(f, op, bound)
         if isinstance(test, ObliqueTest):
             return f"{self._column(test)} = {child}"
         if isinstance(test, CategoricalTest):
@@ -137,11 +144,11 @@ class Router:
         return _route([(self.holds(test, other, split.unseen), other)], m)
 
     def _interval(self, test: IntervalTest, m: int) -> Route:
-        col = self.columns[test.feature]
+        f = test.feature
         bounds = [float64_bound(test.op, b, test.dtype) for b in test.bounds]
-        arms = [(self.below(col, op, b), i) for i, (op, b) in enumerate(bounds[:m])]
+        arms = [(self.below(f, op, b), i) for i, (op, b) in enumerate(bounds[:m])]
         # above every bound first, then down to the one just above the default child
-        arms += [(self.above(col, *bounds[k - 1]), k) for k in range(len(bounds), m, -1)]
+        arms += [(self.above(f, *bounds[k - 1]), k) for k in range(len(bounds), m, -1)]
         return _route(arms, m)
 
     def _multiway(self, test: MultiwayTest, unseen: int, m: int) -> Route:

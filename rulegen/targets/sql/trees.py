@@ -56,7 +56,7 @@ class TreeWriter:
         leaves = [i for i, node in enumerate(tree.nodes) if isinstance(node, Leaf)]
         walk = sum(depths[i] for i in leaves) / len(leaves)
         if max(depths) <= limit:
-            return TreeSQL([], [(self.expression(tree, routes, 0, text, indent=2), refs)
+            return TreeSQL([], [(self.expression(tree, routes, 0, text, indent=2, uniform=True), refs)
                                 for text in leaf_texts], walk)
         phases, n_col = self._segments(tree, routes, name, refs, walk)
         exprs = [(search(q(n_col), leaves, text, None, limit), frozenset({n_col})) for text in leaf_texts]
@@ -93,9 +93,14 @@ class TreeWriter:
     # --- the nested CASE ---------------------------------------------------------------------
 
     def expression(self, tree: Tree, routes: list[Route | None], root: int, leaf_text,
-                   levels: int | None = None, cut_text=None, indent: int = 0) -> str:
+                   levels: int | None = None, cut_text=None, indent: int = 0,
+                   uniform: bool = False) -> str:
         """Nested CASE for the subtree at ``root``. With ``levels``, a split that would open
-        CASE number ``levels + 1`` is replaced by ``cut_text(node id)``."""
+        CASE number ``levels + 1`` is replaced by ``cut_text(node id)``; with ``uniform``, a
+        subtree whose leaves all give the same text is that text (one pass over the tree:
+        only for whole trees)."""
+
+        same = _uniform(tree, leaf_text) if uniform else None
 
         def settle(node_id: int) -> tuple[int, Route | None]:
             # a split whose every present value goes the missing way is no split at all
@@ -106,6 +111,8 @@ class TreeWriter:
             return node_id, route
 
         def terminal(node_id: int, level: int) -> str | None:
+            if same and same[node_id] is not None:  # every leaf below says the same: no test
+                return same[node_id]
             node_id, route = settle(node_id)
             if route is None:
                 return leaf_text(node_id)
@@ -142,6 +149,20 @@ class TreeWriter:
             out.append("CASE")
             stack.extend(reversed(parts))
         return "".join(out)
+
+
+def _uniform(tree: Tree, leaf_text) -> list[str | None]:
+    """For each node, the text every leaf under it gives, or None where they differ (a
+    reverse pass over ids: children come after parents)."""
+    out: list[str | None] = [None] * len(tree.nodes)
+    for node_id in range(len(tree.nodes) - 1, -1, -1):
+        node = tree.nodes[node_id]
+        if isinstance(node, Leaf):
+            out[node_id] = leaf_text(node_id)
+        else:
+            texts = {out[c] for c in node.children}
+            out[node_id] = texts.pop() if len(texts) == 1 else None
+    return out
 
 
 def _depths(tree: Tree) -> list[int]:

@@ -4,7 +4,7 @@
 /* NULL is missing; NaN is missing too */
 WITH
 "_rg_s0" AS (
-  /* tree 0: accumulate */
+  /* tree 0: outputs */
   SELECT
     "select",
     "x y",
@@ -27,7 +27,7 @@ WITH
           ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN 0.0e0 /* tree 0 leaf 15 */ ELSE 0.5e0 /* tree 0 leaf 16 */ END END
         ELSE CASE
           WHEN "select" BETWEEN 0.5000000000000001e0 AND 'inf'::DOUBLE THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN 0.0e0 /* tree 0 leaf 21 */ ELSE 0.5e0 /* tree 0 leaf 22 */ END
-          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN 0.5e0 /* tree 0 leaf 19 */ ELSE 1.0e0 /* tree 0 leaf 20 */ END END END END AS "_rg_a0",
+          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN 0.5e0 /* tree 0 leaf 19 */ ELSE 1.0e0 /* tree 0 leaf 20 */ END END END END AS "_rg_v0",
     CASE
       WHEN "select" BETWEEN (-0.49999999999999994e0) AND 'inf'::DOUBLE THEN CASE
         WHEN "select" <= 0.0e0 THEN CASE
@@ -42,22 +42,8 @@ WITH
           ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN 1.0e0 ELSE 0.5e0 END END
         ELSE CASE
           WHEN "select" BETWEEN 0.5000000000000001e0 AND 'inf'::DOUBLE THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN 1.0e0 ELSE 0.5e0 END
-          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN 0.5e0 ELSE 0.0e0 END END END END AS "_rg_a1",
-    CASE
-      WHEN "select" BETWEEN (-0.49999999999999994e0) AND 'inf'::DOUBLE THEN CASE
-        WHEN "select" <= 0.0e0 THEN CASE
-          WHEN "O'Brien" BETWEEN 0.5000000000000001e0 AND 'inf'::DOUBLE THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN 0.0e0 ELSE 0.0e0 END
-          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN 0.0e0 ELSE 0.0e0 END END
-        ELSE CASE
-          WHEN "select" BETWEEN 0.5000000000000001e0 AND 'inf'::DOUBLE THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN 0.0e0 ELSE 0.0e0 END
-          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN 0.0e0 ELSE 0.0e0 END END END
-      ELSE CASE
-        WHEN "O'Brien" <= 0.0e0 THEN CASE
-          WHEN "O'Brien" BETWEEN 0.5000000000000001e0 AND 'inf'::DOUBLE THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN 0.0e0 ELSE 0.0e0 END
-          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN 0.0e0 ELSE 0.0e0 END END
-        ELSE CASE
-          WHEN "select" BETWEEN 0.5000000000000001e0 AND 'inf'::DOUBLE THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN 0.0e0 ELSE 0.0e0 END
-          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN 0.0e0 ELSE 0.0e0 END END END END AS "_rg_a2"
+          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN 0.5e0 ELSE 0.0e0 END END END END AS "_rg_v1",
+    0.0e0 AS "_rg_v2"
   FROM "data"
 )
 SELECT
@@ -68,8 +54,8 @@ SELECT
   "*/ x /*",
   "年龄",
   "1st",
-  CASE WHEN "_rg_a0" >= "_rg_a1" AND "_rg_a0" >= "_rg_a2" THEN 'it''s "ok"' WHEN "_rg_a1" >= "_rg_a2" THEN '*/ end' ELSE '选择' END AS "prediction",
-  "_rg_a0" AS "prob_it's ""ok""",
-  "_rg_a1" AS "prob_*/ end",
-  "_rg_a2" AS "prob_选择"
+  CASE WHEN "_rg_v0" >= "_rg_v1" AND "_rg_v0" >= "_rg_v2" THEN 'it''s "ok"' WHEN "_rg_v1" >= "_rg_v2" THEN '*/ end' ELSE '选择' END AS "prediction",
+  "_rg_v0" AS "prob_it's ""ok""",
+  "_rg_v1" AS "prob_*/ end",
+  "_rg_v2" AS "prob_选择"
 FROM "_rg_s0";

@@ -2,18 +2,30 @@
 /* features: 'select' (numeric), 'x y' (numeric), 'a"b' (numeric), "O'Brien" (numeric), '* / x / *' (numeric), '\u5e74\u9f84' (numeric), '1st' (categorical) */
 /* classes: 'it\'s "ok"', '* / end', '\u9009\u62e9' */
 /* NULL is missing; NaN is missing too */
-WITH
-"_rg_s0" AS (
-  /* tree 0: accumulate */
-  SELECT
-    "select",
-    "x y",
-    "a""b",
-    "O'Brien",
-    "*/ x /*",
-    "年龄",
-    "1st",
-    CASE
+SELECT
+  "select",
+  "x y",
+  "a""b",
+  "O'Brien",
+  "*/ x /*",
+  "年龄",
+  "1st",
+  CASE
+      WHEN "select" >= '-0.49999999999999994'::float8 AND "select" <= 'Infinity'::float8 THEN CASE
+        WHEN "select" <= '0.0'::float8 THEN CASE
+          WHEN "O'Brien" >= '0.5000000000000001'::float8 AND "O'Brien" <= 'Infinity'::float8 THEN 'it''s "ok"'
+          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN 'it''s "ok"' ELSE '*/ end' END END
+        ELSE CASE
+          WHEN "select" >= '0.5000000000000001'::float8 AND "select" <= 'Infinity'::float8 THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN 'it''s "ok"' ELSE '*/ end' END
+          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '*/ end' ELSE 'it''s "ok"' END END END
+      ELSE CASE
+        WHEN "O'Brien" <= '0.0'::float8 THEN CASE
+          WHEN "O'Brien" >= '0.5000000000000001'::float8 AND "O'Brien" <= 'Infinity'::float8 THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN 'it''s "ok"' ELSE '*/ end' END
+          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '*/ end' ELSE 'it''s "ok"' END END
+        ELSE CASE
+          WHEN "select" >= '0.5000000000000001'::float8 AND "select" <= 'Infinity'::float8 THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '*/ end' ELSE 'it''s "ok"' END
+          ELSE 'it''s "ok"' END END END AS "prediction",
+  CASE
       WHEN "select" >= '-0.49999999999999994'::float8 AND "select" <= 'Infinity'::float8 THEN CASE
         WHEN "select" <= '0.0'::float8 THEN CASE
           WHEN "O'Brien" >= '0.5000000000000001'::float8 AND "O'Brien" <= 'Infinity'::float8 THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.5'::float8 /* tree 0 leaf 25 */ ELSE '1.0'::float8 /* tree 0 leaf 26 */ END
@@ -27,8 +39,8 @@ WITH
           ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.0'::float8 /* tree 0 leaf 15 */ ELSE '0.5'::float8 /* tree 0 leaf 16 */ END END
         ELSE CASE
           WHEN "select" >= '0.5000000000000001'::float8 AND "select" <= 'Infinity'::float8 THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.0'::float8 /* tree 0 leaf 21 */ ELSE '0.5'::float8 /* tree 0 leaf 22 */ END
-          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.5'::float8 /* tree 0 leaf 19 */ ELSE '1.0'::float8 /* tree 0 leaf 20 */ END END END END AS "_rg_a0",
-    CASE
+          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.5'::float8 /* tree 0 leaf 19 */ ELSE '1.0'::float8 /* tree 0 leaf 20 */ END END END END AS "prob_it's ""ok""",
+  CASE
       WHEN "select" >= '-0.49999999999999994'::float8 AND "select" <= 'Infinity'::float8 THEN CASE
         WHEN "select" <= '0.0'::float8 THEN CASE
           WHEN "O'Brien" >= '0.5000000000000001'::float8 AND "O'Brien" <= 'Infinity'::float8 THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.5'::float8 ELSE '0.0'::float8 END
@@ -42,34 +54,6 @@ WITH
           ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '1.0'::float8 ELSE '0.5'::float8 END END
         ELSE CASE
           WHEN "select" >= '0.5000000000000001'::float8 AND "select" <= 'Infinity'::float8 THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '1.0'::float8 ELSE '0.5'::float8 END
-          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.5'::float8 ELSE '0.0'::float8 END END END END AS "_rg_a1",
-    CASE
-      WHEN "select" >= '-0.49999999999999994'::float8 AND "select" <= 'Infinity'::float8 THEN CASE
-        WHEN "select" <= '0.0'::float8 THEN CASE
-          WHEN "O'Brien" >= '0.5000000000000001'::float8 AND "O'Brien" <= 'Infinity'::float8 THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.0'::float8 ELSE '0.0'::float8 END
-          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.0'::float8 ELSE '0.0'::float8 END END
-        ELSE CASE
-          WHEN "select" >= '0.5000000000000001'::float8 AND "select" <= 'Infinity'::float8 THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.0'::float8 ELSE '0.0'::float8 END
-          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.0'::float8 ELSE '0.0'::float8 END END END
-      ELSE CASE
-        WHEN "O'Brien" <= '0.0'::float8 THEN CASE
-          WHEN "O'Brien" >= '0.5000000000000001'::float8 AND "O'Brien" <= 'Infinity'::float8 THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.0'::float8 ELSE '0.0'::float8 END
-          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.0'::float8 ELSE '0.0'::float8 END END
-        ELSE CASE
-          WHEN "select" >= '0.5000000000000001'::float8 AND "select" <= 'Infinity'::float8 THEN CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.0'::float8 ELSE '0.0'::float8 END
-          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.0'::float8 ELSE '0.0'::float8 END END END END AS "_rg_a2"
-  FROM "data" OFFSET 0
-)
-SELECT
-  "select",
-  "x y",
-  "a""b",
-  "O'Brien",
-  "*/ x /*",
-  "年龄",
-  "1st",
-  CASE WHEN "_rg_a0" >= "_rg_a1" AND "_rg_a0" >= "_rg_a2" THEN 'it''s "ok"' WHEN "_rg_a1" >= "_rg_a2" THEN '*/ end' ELSE '选择' END AS "prediction",
-  "_rg_a0" AS "prob_it's ""ok""",
-  "_rg_a1" AS "prob_*/ end",
-  "_rg_a2" AS "prob_选择"
-FROM "_rg_s0";
+          ELSE CASE WHEN "1st" IN ('it''s', '*/', '年') THEN '0.5'::float8 ELSE '0.0'::float8 END END END END AS "prob_*/ end",
+  '0.0'::float8 AS "prob_选择"
+FROM "data";

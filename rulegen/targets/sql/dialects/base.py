@@ -76,6 +76,11 @@ class Dialect:
             return None
         return f"NULLIF({col}, {self.nan()})"
 
+    def prefer_nullif(self, guards: float, features: int) -> bool:
+        """Whether to read ``features`` columns through NULLIF once a row rather than guard
+        ``guards`` comparisons a row against NaN (see at_least)."""
+        return False
+
     def at_least(self, col: str, bound: float) -> str:
         """True exactly for numbers ``>= bound``; false or NULL for NULL and NaN. Where NaN
         sorts above every number a second comparison keeps it out (cheaper, measured, than
