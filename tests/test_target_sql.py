@@ -452,7 +452,8 @@ def test_postgres_matches_evaluator(pg_conn, name, missing, dtype):
 
 
 def test_postgres_scale_and_expressions(pg_conn):
-    for model in (zigzag_chain(2500), fx.big_ensemble(300)):
+    """The depth-2,500 chains and the 1,000-tree ensemble, with the server's default JIT."""
+    for model in (zigzag_chain(2500), fx.chain(2500), fx.big_ensemble(1000)):
         check_sql(model, fx.probe_rows(model, limit=1500), "postgres", conn=pg_conn)
     model = ALL["every_construct"]
     X = rows_for(model, limit=300)
