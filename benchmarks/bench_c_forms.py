@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +41,6 @@ def main() -> int:
             "|---|---|---|---|",
             f"| XGBoost {xgb.__version__} inplace_predict (1 thread) | {peer:.0f} | 1.00 | - |"]
     for form in ("nested", "goto", "table"):
-        t = time.perf_counter()
         ns, build = c_ns_per_row(model, Xt, reps=args.repeat, form=form)
         rows.append(f"| rulegen C, {form} form | {ns:.0f} | {ns / peer:.2f} | {build:.1f} s |")
         print(rows[-1], file=sys.stderr, flush=True)

@@ -10,7 +10,8 @@ small integers, as in the shared bench): a scikit-learn tree of depth 8, a 10-tr
 of depth 8 and a 500-round XGBoost model of depth 6. Each query is read the way a caller
 reads one column: ``SELECT sum(p) FROM (<query>)`` with p the probability of class 1 (the
 work of computing p, without the client's fetch); "every output column" reads the class
-and every probability of rulegen's whole query. Every result is checked first, bit for bit
+and every probability of rulegen's whole query, beside the reference's probability of
+every class (its ratio is to that: the least any exact query computing them does). Every result is checked first, bit for bit
 on every row (``exact``): rulegen's against its evaluator, the peers' against the
 library's predict_proba (the evaluator equals scikit-learn's bit for bit; XGBoost computes
 its sigmoid in float32, docs/IMPORTERS.md). ``first row s`` is planning plus the first row
@@ -91,33 +92,37 @@ def rulegen_sql(model, dialect: str) -> str:
     return f'SELECT q."prob_1" AS p FROM ({sql.strip().rstrip(";")}) AS q'
 
 
-def nested_case_sql(est, dialect: str) -> str | None:
+def nested_case_sql(est, dialect: str, classes=(1,)) -> str | None:
     """The reference shape, written here from scikit-learn's arrays: one nested CASE per
-    tree (x <= t THEN left ELSE right), leaf P(class 1), the trees summed in one SELECT."""
+    tree (x <= t THEN left ELSE right), leaf P(class k), the trees summed in one SELECT;
+    one column ``p`` for class 1, or ``p0, p1, ...`` for ``classes``."""
     from rulegen.targets.sql.dialects import DIALECTS
 
     if hasattr(est, "get_booster"):
         return None
     num = DIALECTS[dialect].num
-    parts = []
-    for e in getattr(est, "estimators_", [est]):
-        t = e.tree_
-        out, stack = [], [0]
-        while stack:  # pre-order with END markers, no recursion
-            i = stack.pop()
-            if isinstance(i, str):
-                out.append(i)
-            elif t.children_left[i] == -1:
-                v = t.value[i, 0]
-                out.append(num(float(v[1] / v.sum())))
-            else:
-                out.append(f'CASE WHEN "{COLS[t.feature[i]]}" <= {num(float(t.threshold[i]))} THEN ')
-                stack += [" END", int(t.children_right[i]), " ELSE ", int(t.children_left[i])]
-        parts.append("".join(out))
-    expr = " + ".join(f"({p})" for p in parts)
-    if len(parts) > 1:
-        expr = f"({expr}) / {num(float(len(parts)))}"
-    return f'SELECT {expr} AS p FROM "t"'
+    cols = []
+    for k in classes:
+        parts = []
+        for e in getattr(est, "estimators_", [est]):
+            t = e.tree_
+            out, stack = [], [0]
+            while stack:  # pre-order with END markers, no recursion
+                i = stack.pop()
+                if isinstance(i, str):
+                    out.append(i)
+                elif t.children_left[i] == -1:
+                    v = t.value[i, 0]
+                    out.append(num(float(v[k] / v.sum())))
+                else:
+                    out.append(f'CASE WHEN "{COLS[t.feature[i]]}" <= {num(float(t.threshold[i]))} THEN ')
+                    stack += [" END", int(t.children_right[i]), " ELSE ", int(t.children_left[i])]
+            parts.append("".join(out))
+        expr = " + ".join(f"({p})" for p in parts)
+        if len(parts) > 1:
+            expr = f"({expr}) / {num(float(len(parts)))}"
+        cols.append(f"{expr} AS p" + (str(k) if classes != (1,) else ""))
+    return f'SELECT {", ".join(cols)} FROM "t"'
 
 
 def orbital_sql(est, dialect: str) -> str | None:
@@ -230,15 +235,21 @@ def measure(engine: Engine, sql: str, want: np.ndarray, repeat: int) -> dict:
     return {"ns": best / engine.n * 1e9, "first": first, "row": first_row, "exact": exact, "diff": diff}
 
 
-def all_outputs_ns(engine: Engine, model, dialect: str, repeat: int) -> float:
-    """The whole query as rulegen writes it, every output column read."""
+def all_outputs_ns(engine: Engine, model, dialect: str, repeat: int, est=None) -> float:
+    """The whole query as rulegen writes it, every output column read; with ``est``, the
+    reference's probability of every class instead."""
     from rulegen.targets.sql import SqlTarget
 
-    sql = SqlTarget().generate(model, dialect=dialect, table="t", comments=False)["model.sql"]
+    classes = model.target.classes
+    if est is None:
+        sql = SqlTarget().generate(model, dialect=dialect, table="t", comments=False)["model.sql"]
+        read = ", ".join(f'max(q."{c}")' for c in ["prediction"] + [f"prob_{k}" for k in classes])
+    else:
+        sql = nested_case_sql(est, dialect, tuple(range(len(classes))))
+        read = ", ".join(f'max(q."p{k}")' for k in range(len(classes)))
     sql = sql.strip().rstrip(";")
     if engine.n != engine.rows:
         sql = sql.replace('FROM "t"', f'FROM (SELECT * FROM "t" LIMIT {engine.n}) AS "t"')
-    read = ", ".join(f'max(q."{c}")' for c in ["prediction"] + [f"prob_{k}" for k in model.target.classes])
     best = float("inf")
     for _ in range(repeat):
         t = time.perf_counter()
@@ -326,9 +337,13 @@ def main() -> int:
                         add(mname, engine.name, impl, f"{r['ns']:,.0f}", f"{r['ns'] / ref:.2f}" if ref else "-",
                             f"{r['row']:.2f}", f"{r['first']:.2f}", f"{size / 1024:,.0f}", f"{size / nodes:.0f}",
                             "yes" if r["exact"] else f"no ({r['diff']:.1e})")
+                    ref_all = None if boosted else all_outputs_ns(engine, model, dialect, args.repeat, est)
+                    if ref_all:
+                        add(mname, engine.name, "nested CASE, every class's probability", f"{ref_all:,.0f}",
+                            "1.00", "", "", "", "", "")
                     ns = all_outputs_ns(engine, model, dialect, 1 if boosted else args.repeat)
                     add(mname, engine.name, "rulegen, every output column", f"{ns:,.0f}",
-                        f"{ns / ref:.2f}" if ref else "-", "", "", "", "", "")
+                        f"{ns / ref_all:.2f}" if ref_all else "-", "", "", "", "", "")
         if dsn:
             import xgboost as xgb
 

@@ -102,7 +102,8 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
     Python: predict(row), predict_proba(row); standard library only.
     SQL: SELECT <features>, prediction, prob_<class>... FROM TABLE (--keep adds other
     columns, such as a key); NULL is missing, and NaN where the engine has it. One nested
-    CASE per tree; the header says how to run a big model (PostgreSQL: SET jit = off).
+    CASE per tree; the header says how to run a big model (PostgreSQL: SET jit = off;
+    DuckDB: SET disabled_optimizers = 'common_subexpressions').
     """
     from rulegen.codegen.literals import c_identifier
     from rulegen.codegen.registry import generate

@@ -296,6 +296,19 @@ def test_postgres_header_says_how_to_avoid_the_jit():
     assert "jit" not in SqlTarget().generate(fx.big_ensemble(100), dialect="duckdb")["model.sql"]
 
 
+def test_duckdb_header_advice_keeps_the_answers():
+    """Big queries carry DuckDB's planning advice; following it changes no prediction."""
+    model = fx.big_ensemble(200)
+    sql = SqlTarget().generate(model, dialect="duckdb")["model.sql"]
+    assert "disabled_optimizers" not in SqlTarget().generate(fx.classifier(), dialect="duckdb")["model.sql"]
+    line = next(ln for ln in sql.splitlines() if "disabled_optimizers" in ln)
+    setting = line[line.index("SET "):line.index(";") + 1]
+    conn = connect("duckdb")
+    conn.execute(setting)
+    assert conn.execute("SELECT current_setting('disabled_optimizers')").fetchone()[0]
+    check_sql(model, fx.probe_rows(model, limit=300), "duckdb", conn=conn)
+
+
 def test_json_literals_stay_lossless_in_every_dialect():
     """Each dialect's literal reads back as the same double in the engine (SQLite through its
     own parser emulation, DuckDB through exponent literals, PostgreSQL through a cast)."""
@@ -327,3 +340,17 @@ def test_nan_guards_and_nullif_agree(dialect, nullif, monkeypatch):
         _run(model, fx.probe_rows(model, limit=400), dialect)
     model = chain_model("interval", 30, False)
     _run(model, fx.probe_rows(model, limit=400), dialect)
+
+
+def test_a_fence_is_placed_only_where_a_column_would_be_computed_twice():
+    """plan.render_steps: a step whose columns the next (fenced) step reads once needs no
+    fence, even when that step reuses their names (a0 := a0 / n); the step whose columns
+    the outputs read twice does."""
+    from rulegen.targets.sql.plan import Col, Output, Step, render_steps
+
+    steps = [Step("sum", [Col("a0", "big0", frozenset(), cost=80.0), Col("a1", "big1", frozenset(), cost=80.0)]),
+             Step("mean", [Col("a0", '"a0" / 10', frozenset({"a0"})), Col("a1", '"a1" / 10', frozenset({"a1"}))])]
+    outputs = [Output("prediction", 'CASE WHEN "a0" >= "a1" THEN 0 ELSE 1 END', frozenset({"a0", "a1"})),
+               Output("prob_0", '"a0"', frozenset({"a0"})), Output("prob_1", '"a1"', frozenset({"a1"}))]
+    rendered, _ = render_steps(steps, outputs, [], "", False, "OFFSET 0", lambda n: 1.0)
+    assert [r.fence for r in rendered] == ["", "OFFSET 0"]

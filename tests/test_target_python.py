@@ -15,7 +15,7 @@ import tokenize
 import irfixtures as F
 import numpy as np
 import pytest
-from run_python import import_source, run_module, run_python
+from run_python import import_source, run_python
 
 from rulegen.ir import evaluate as ev
 from rulegen.ir.nodes import (

@@ -98,6 +98,8 @@ def render_steps(steps: list[Step], outputs: list[Output], originals: list[str],
         if fenced:  # it reads each column it passes through once
             for n in through:
                 evals[n] = 1.0
+        for c in live:  # a later step may reuse a name (a0 := a0 / n): start its count afresh
+            evals.pop(c.name, None)
         for c in live:
             for r in c.refs:
                 evals[r] = evals.get(r, 0.0) + _uses(r, c) * times[c.name]

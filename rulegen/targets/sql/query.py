@@ -260,8 +260,9 @@ class Query:
                 for t in batch:
                     if k in plans[t][1]:
                         part = plans[t][1][k]
-                        if not refs and part.plain and float(m.base_score[k]).hex() == "0x0.0p+0":
-                            expr = part.expr  # 0.0 + c is c: one addition less a row
+                        base = float(self.rnd(m.base_score[k])).hex()
+                        if not refs and (base == "-0x0.0p+0" or part.plain and base == "0x0.0p+0"):
+                            expr = part.expr  # -0.0 + c is c, and 0.0 + c unless c is -0.0
                         else:
                             expr, pending = self._add(expr, pending, part.expr)
                         refs, cost = refs | part.refs, cost + part.cost
