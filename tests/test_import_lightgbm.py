@@ -469,3 +469,78 @@ def test_not_a_booster():
         lgbi.from_booster(object())
     with pytest.raises(ModelFormatError, match="cannot read"):
         lgbi.load("/nonexistent/model.txt")
+
+
+# --- models trained on pandas DataFrames ------------------------------------------------------
+
+
+def _pandas_frame(n: int, seed: int):
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({
+        "relation": pd.Categorical(rng.choice(["wife", "husband", "own-child", "unmarried"], n)),
+        "num": rng.standard_normal(n),
+        "grade": pd.Categorical(rng.choice([3, 1, 2], n)),
+    })
+    df.loc[rng.random(n) < 0.05, "num"] = np.nan
+    df.loc[rng.random(n) < 0.05, "relation"] = np.nan
+    y = ((df["relation"] == "wife") + df["num"].fillna(0) + (df["grade"] == 2)
+         + rng.standard_normal(n) * 0.3 > 0.8).astype(int)
+    return df, y
+
+
+def _codes(df) -> np.ndarray:
+    """The frame as LightGBM feeds it to the trees: category codes, NaN for missing."""
+    cols = [df[c].cat.codes.to_numpy(float) if df[c].dtype == "category" else df[c].to_numpy(float)
+            for c in df.columns]
+    X = np.column_stack(cols)
+    for j, c in enumerate(df.columns):
+        if df[c].dtype == "category":
+            X[X[:, j] < 0, j] = np.nan
+    return X
+
+
+def test_pandas_category_columns_labels_in_labels_out(tmp_path):
+    """A model trained on pandas 'category' columns: the importer reads the pandas_categorical
+    line, so categories are the labels; LightGBM on the DataFrame == evaluator == every target,
+    and `rulegen predict` on a CSV of the text values gives LightGBM's probabilities."""
+    import pandas as pd
+
+    from rulegen.cli import main
+
+    df, y = _pandas_frame(2000, 11)
+    est = lgb.LGBMClassifier(n_estimators=20, num_leaves=8, min_child_samples=5, **QUIET).fit(df, y)
+    path = tmp_path / "lgb.txt"
+    est.booster_.save_model(str(path))
+    model = lgbi.load(path)
+    assert model.features[0].categories == ("husband", "own-child", "unmarried", "wife")
+    assert model.features[2].categories == (1, 2, 3)
+    X = _codes(df)
+    assert_bits(ev.predict_proba(model, X), est.predict_proba(df), "evaluator vs predict_proba(DataFrame)")
+    check(est.booster_, model, X, sql=("sqlite", "duckdb", "postgres"))
+    # new rows as text, with a missing value and a category never seen in training
+    new = pd.DataFrame({"relation": ["wife", "parnets", None, "husband", "own-child"],
+                        "num": [0.5, 1.0, np.nan, -2.0, 0.25], "grade": [2, 3, 1, 3, 2]})
+    csv_path = tmp_path / "new.csv"
+    new.to_csv(csv_path, index=False)
+    out = tmp_path / "pred.csv"
+    assert main(["predict", str(path), str(csv_path), "-o", str(out)]) == 0
+    got = pd.read_csv(out)
+    frame = new.assign(relation=pd.Categorical(new["relation"]), grade=pd.Categorical(new["grade"]))
+    want = est.predict_proba(frame)[:, 1]
+    assert_bits(got["prob_1"].to_numpy(), want, "rulegen predict on text vs LightGBM on the DataFrame")
+
+
+def test_pandas_categorical_that_cannot_be_matched_is_refused(tmp_path):
+    """An int column named in categorical_feature beside a pandas category column: the file
+    no longer says which list belongs to which feature, so the import stops, naming the line."""
+    df, y = _pandas_frame(600, 12)
+    df["code"] = np.random.default_rng(1).integers(0, 5, len(df))
+    est = lgb.LGBMClassifier(n_estimators=5, num_leaves=4, min_child_samples=5, **QUIET)
+    est.fit(df.drop(columns="grade"), y, categorical_feature=["relation", "code"])
+    text = est.booster_.model_to_string()
+    assert 'pandas_categorical:[["husband"' in text
+    with pytest.raises(ModelFormatError, match=r"line \d+: pandas_categorical lists 1 category "
+                                                r"columns but the model has 2 categorical features"):
+        lgbi.loads(text)

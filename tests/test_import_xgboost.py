@@ -637,3 +637,25 @@ def test_mutated_documents_fail_cleanly(small_doc):
             imp.load(bytes(b))
         except (ModelFormatError, UnsupportedFeatureError):
             pass
+
+
+def test_binary_objective_with_num_class_is_refused(small_doc, tmp_path, capsys):
+    """binary:logistic with num_class=3: XGBoost itself predicts three outputs from such a
+    file, so reading it as one binary margin would be wrong on every row; it is refused with
+    the JSON path, exit 2 on the command line."""
+    from rulegen.cli import main
+
+    bad = _broken(small_doc[0], lambda d: d["learner"]["learner_model_param"].__setitem__("num_class", "3"))
+    b = xgb.Booster()
+    b.load_model(bytearray(bad))
+    _rng, X, _ = data(17, n=20, p=3)
+    assert b.predict(xgb.DMatrix(X)).shape == (20, 3)  # XGBoost's own reading of the file
+    with pytest.raises(ModelFormatError, match=r"learner_model_param\.num_class: num_class=3 with "
+                                               r"objective 'binary:logistic'"):
+        imp.load(bad)
+    path = tmp_path / "bad.json"
+    path.write_bytes(bad)
+    assert main(["compile", str(path), "--target", "c", "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "bad.json" in err and "num_class=3" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()

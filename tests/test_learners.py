@@ -225,3 +225,27 @@ def test_ensembles_report_progress_and_refuse_a_non_function(name):
     assert calls and calls[-1][0] == calls[-1][1] and calls[0][0] == 1
     with pytest.raises(LearnerError, match="progress"):
         cls(n_estimators=4).fit(X, y, progress=5)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, info in CATALOG.items() if info.classifier))
+def test_dataframe_columns_are_read_by_name(name):
+    """Fitted on a DataFrame, asked about the same columns in another order: the same
+    predictions (rows are read by name); a missing or unknown column is refused."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"a": rng.integers(0, 3, 300).astype(float), "b": rng.standard_normal(300),
+                       "c": rng.integers(0, 2, 300).astype(float)})
+    y = np.where((df["a"] == 1) ^ (df["c"] == 1), "yes", "no")
+    est = CATALOG[name].estimator_class("classification")()
+    kwargs = {"categorical_features": ["a", "c"]} if name == "id3" else {}
+    if name == "id3":
+        df = df.drop(columns="b").assign(b=rng.integers(0, 2, 300).astype(float))
+        kwargs["categorical_features"] = ["a", "b", "c"]
+    est.fit(df, y, **kwargs)
+    want = est.predict_proba(df)
+    shuffled = df[list(reversed(df.columns))]
+    assert np.array_equal(est.predict_proba(shuffled), want)
+    assert list(est.predict(shuffled)) == list(est.predict(df))
+    assert np.array_equal(est.predict_proba(df.to_numpy()), want)  # an array: by position
+    with pytest.raises(Exception, match=r"missing 'b'.*pass the columns"):
+        est.predict(df.drop(columns="b").assign(d=0.0))

@@ -31,6 +31,7 @@ The IR reproduces ``Booster.predict(X, raw_score=True)`` bit for bit on dense fl
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from itertools import pairwise
@@ -236,12 +237,64 @@ def _features(doc: _Text, header: dict, n_features: int, trees: list[LgbTree], c
     if numeric_split & set(cat_features):
         f = min(numeric_split & set(cat_features))
         raise doc.error(line, f"feature {names[f]!r} has both numeric and categorical splits")
+    labels = _pandas_categories(doc, names, cat_features)
     if categorical == "numeric":
+        if labels:
+            f = min(labels)
+            raise UnsupportedFeatureError(
+                "rulegen IR", f"categorical='numeric' for a model trained on pandas categories "
+                              f"(feature {names[f]!r} reads labels such as {labels[f][0]!r}, not numbers)")
         return tuple(Feature(n) for n in names), {}
     codes = {f: tuple(range(m + 1)) for f, m in cat_features.items()}
-    feats = tuple(Feature(n, "categorical", codes[i]) if i in codes else Feature(n)
+    feats = tuple(Feature(n, "categorical", labels.get(i, codes[i])) if i in codes else Feature(n)
                   for i, n in enumerate(names))
     return feats, codes
+
+
+def _pandas_categories(doc: _Text, names: list[str], cat_features: dict[int, int]) -> dict:
+    """{feature: its category labels} from the ``pandas_categorical:`` line LightGBM writes
+    after a model trained on a DataFrame: one list per ``category`` column, in column order,
+    where code i means the list's i-th label (LightGBM predicts on a DataFrame by those codes).
+    Without the line (or ``null``) the features take their integer codes as labels."""
+    found = [(i, ln) for i, ln in enumerate(doc.lines, start=1) if ln.startswith("pandas_categorical:")]
+    if not found:
+        return {}
+    line, text = found[-1]
+    try:
+        lists = json.loads(text.partition(":")[2])
+    except ValueError as e:
+        raise doc.error(line, f"pandas_categorical: not JSON ({e})") from None
+    if lists is None or lists == []:
+        return {}
+    if not isinstance(lists, list) or not all(isinstance(x, list) for x in lists):
+        raise doc.error(line, "pandas_categorical: expected a list of category lists")
+    feats = sorted(cat_features)
+    if len(lists) != len(feats):
+        # LightGBM keeps ordered category columns as numbers and takes int columns named in
+        # categorical_feature: the file no longer says which column each list belongs to
+        raise doc.error(line, f"pandas_categorical lists {len(lists)} category columns but the "
+                              f"model has {len(feats)} categorical features, so rulegen cannot tell "
+                              "which labels belong to which feature; retrain with every categorical "
+                              "feature an unordered pandas 'category' column, or with integer codes")
+    out = {}
+    for f, cats in zip(feats, lists):
+        if cat_features[f] >= len(cats):
+            raise doc.error(line, f"pandas_categorical: feature {names[f]!r} uses code "
+                                  f"{cat_features[f]} but lists {len(cats)} categories")
+        out[f] = tuple(_category(c, names[f], doc, line) for c in cats)
+        if len(set(out[f])) != len(out[f]):
+            raise doc.error(line, f"pandas_categorical: feature {names[f]!r} lists a category twice")
+    return out
+
+
+def _category(c, feature: str, doc: _Text, line: int):
+    if isinstance(c, float) and c.is_integer():
+        c = int(c)
+    if isinstance(c, str) or (isinstance(c, int) and not isinstance(c, bool)):
+        return c
+    raise UnsupportedFeatureError(
+        "rulegen IR", f"category {c!r} of feature {feature!r} (line {line}): category labels must "
+                      "be text or integers")
 
 
 def loads(text: str, *, categorical: str = "category", classes=None, source: str = "",

@@ -318,6 +318,11 @@ def _convert(doc, iteration_range, exact: bool) -> Model:
     n_raw = n_class if task == "multiclass" else n_target if task == "regression" else 1
     if not 0 < n_features <= _LIMIT:
         raise Fail("learner.learner_model_param.num_feature", f"expected 1..{_LIMIT}, got {n_features}")
+    if task != "multiclass" and n_class > 1:
+        # XGBoost then predicts num_class outputs, one link each, which no such objective means
+        raise Fail("learner.learner_model_param.num_class",
+                   f"num_class={n_class} with objective {name!r} (XGBoost would predict {n_class} "
+                   "outputs, not one); the file is inconsistent: save the model again from XGBoost")
     if task == "multiclass" and n_class < 2 or not 1 <= n_raw <= _LIMIT:
         raise Fail("learner.learner_model_param", f"objective {name!r} with num_class={n_class}, "
                                                   f"num_target={n_target}")

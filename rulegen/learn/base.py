@@ -277,13 +277,35 @@ class Estimator:
 
     def _rows(self, X):
         self._fitted()
+        order = self._column_order(X)
         try:
             A = np.asarray(X, dtype=np.float64)
         except (TypeError, ValueError):
             raise LearnerError("X must be numeric (NaN or None for missing values)") from None
         if A.ndim != 2 or A.shape[1] != self.n_features_in_:
             raise LearnerError(f"X must have shape (n_samples, {self.n_features_in_}), got {A.shape}")
-        return A
+        return A if order is None else A[:, order]
+
+    def _column_order(self, X):
+        """For a table with named columns (a DataFrame), the position of each fitted feature
+        in it, so rows are read by name whatever the column order; None to read by position
+        (an array, or a model fitted without names). Missing or unknown names are refused:
+        reading them by position would predict from the wrong columns without a word."""
+        if not hasattr(X, "columns"):
+            return None
+        cols = [str(c) for c in X.columns]
+        names = list(self.feature_names_in_)
+        if cols == names or names == [f"x{i}" for i in range(len(names))] and not set(cols) & set(names):
+            return None
+        missing = [n for n in names if n not in cols]
+        extra = [c for c in cols if c not in names]
+        if missing or extra or len(set(cols)) != len(cols):
+            said = (f"missing {', '.join(map(repr, missing))}" if missing else "") + \
+                   ("; " if missing and extra else "") + \
+                   (f"not seen in fit {', '.join(map(repr, extra))}" if extra else "")
+            raise LearnerError(f"X's columns do not match the features seen in fit ({said or 'a name repeats'}); "
+                               f"pass the columns {', '.join(map(repr, names))}")
+        return [cols.index(n) for n in names]
 
     def get_depth(self) -> int:
         nodes = self._fitted().trees[0].nodes
