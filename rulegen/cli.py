@@ -200,23 +200,35 @@ def convert(source, output, flat):
 @click.argument("data", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
               help="Write predictions to this CSV file (default: standard output).")
-def predict(model_path, data, output):
+@click.option("--strict-categories", is_flag=True,
+              help="Refuse a category value the model does not list (default: predict with the "
+                   "model's route for unseen values and say how many there were).")
+def predict(model_path, data, output, strict_categories):
     """Predict with MODEL on a CSV file using the reference evaluator.
 
     Writes one row per input row: `prediction`, then for classifiers one
     `prob_<class>` column per class. These are the numbers every generated
-    target reproduces exactly.
+    target reproduces exactly. A category value the model never saw (a typo
+    such as 'parnets') takes the model's route for unseen values; standard
+    error gets one line per column that had any, or, with
+    --strict-categories, the run stops there (exit 2).
 
     \b
     Example:
       rulegen predict iris.json examples/iris.csv -o predictions.csv
     """
     from rulegen.data import feature_matrix, read_csv
+    from rulegen.errors import DataError
     from rulegen.ir import evaluate
     from rulegen.modelio import load_model, write_files
 
     model = load_model(model_path)
-    X = feature_matrix(model, read_csv(data))
+    table, unseen = read_csv(data), []
+    X = feature_matrix(model, table, unseen)
+    if unseen and strict_categories:
+        raise DataError(unseen[0].message(table.source) + " (--strict-categories)")
+    for u in unseen:
+        say(u.message(table.source) + "; they take the model's route for unseen values")
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     t = model.target

@@ -171,8 +171,24 @@ def design_matrix(table: Table, cols, declared=()) -> tuple[np.ndarray, list[str
             columns.append(numeric_column(table, j))
     return np.column_stack(columns), [table.columns[j] for j in cols], categories
 
-def feature_matrix(model: Model, table: Table) -> np.ndarray:
-    """The model's features from ``table`` as the evaluator's input (codes for categories)."""
+@dataclass(frozen=True)
+class Unseen:
+    """Cells of one categorical column whose value the model does not list."""
+
+    column: str
+    count: int
+    example: str
+    line: int  # of the first such cell
+
+    def message(self, source: str) -> str:
+        return (f"{source}:{self.line}: column {self.column!r}: {self.count} value"
+                f"{'s' if self.count > 1 else ''} not seen in training, e.g. {self.example!r}")
+
+
+def feature_matrix(model: Model, table: Table, unseen: list | None = None) -> np.ndarray:
+    """The model's features from ``table`` as the evaluator's input (codes for categories).
+    A category value the model does not list gets code -1 and takes the model's route for
+    unseen values; ``unseen``, when given, receives one :class:`Unseen` per such column."""
     X = np.empty((table.n_rows, len(model.features)))
     for k, feat in enumerate(model.features):
         j = table.index(feat.name)
@@ -180,11 +196,21 @@ def feature_matrix(model: Model, table: Table) -> np.ndarray:
             X[:, k] = numeric_column(table, j, f" (feature {feat.name!r} is numeric)")
         else:
             X[:, k] = _encode(feat, table.cells[j])
+            bad = np.flatnonzero(X[:, k] == -1)
+            if unseen is not None and bad.size:
+                i = int(bad[0])
+                unseen.append(Unseen(feat.name, int(bad.size), table.cells[j][i], table.line_of(i)))
     return X
 
 
 def _encode(feat: Feature, cells) -> np.ndarray:
     codes = {str(c): i for i, c in enumerate(feat.categories)}
+    if all(isinstance(c, int) for c in feat.categories):
+        # integer labels: "3.0" and "+3" are the label 3 (a CSV writer's float formatting)
+        for v in {v for v in cells if v is not None and v not in codes}:
+            f = _to_float(v)
+            if f is not None and f.is_integer() and str(int(f)) in codes:
+                codes[v] = codes[str(int(f))]
     # -1 is not a code: unseen labels route as the model says
     return np.array([math.nan if v is None else codes.get(v, -1) for v in cells], dtype=np.float64)
 

@@ -42,7 +42,7 @@ static void put_strings(FILE *f, const char *const *s, int n)
 int main(int argc, char **argv)
 {
     FILE *in, *out, *names;
-    double x[P_N_FEATURES], raw[P_N_RAW], o[P_N_OUTPUTS], of[P_N_OUTPUTS], cls;
+    double x[P_N_FEATURES], raw[P_N_RAW], o[P_N_OUTPUTS], of[P_N_OUTPUTS], cls, unseen;
     float xf[P_N_FEATURES];
     int i;
     if (argc != 4) return 2;
@@ -68,6 +68,8 @@ int main(int argc, char **argv)
         fwrite(o, sizeof(double), P_N_OUTPUTS, out);
         fwrite(of, sizeof(double), P_N_OUTPUTS, out);
         fwrite(&cls, sizeof(double), 1, out);
+        unseen = (double)P_unseen(x);
+        fwrite(&unseen, sizeof(double), 1, out);
     }
     return fclose(out) != 0 || fclose(names) != 0;
 }
@@ -136,6 +138,7 @@ def run_c(files: dict[str, str], name: str, X, *, opt: str = "-O1", cflags=STRIC
 
     Returns ``raw`` (n, N_RAW), ``out`` (n, N_OUTPUTS) from NAME_predict, ``out_f`` from
     NAME_predict_f on the rows rounded to float, ``class`` (n,) int (-1 for regressors),
+    ``unseen`` (n,) from NAME_unseen,
     ``feature_names`` and ``classes`` as read back from the C string tables, and
     ``compile_seconds``."""
     X = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
@@ -155,13 +158,14 @@ def run_c(files: dict[str, str], name: str, X, *, opt: str = "-O1", cflags=STRIC
     n_features = X.shape[1]
     header = files[f"{_prefix(files, name)}.h"]
     n_raw, n_out = (_define(header, key) for key in ("_N_RAW", "_N_OUTPUTS"))
-    width = n_raw + 2 * n_out + 1
+    width = n_raw + 2 * n_out + 2
     data = data.reshape(len(X), width)
     return {
         "raw": data[:, :n_raw],
         "out": data[:, n_raw:n_raw + n_out],
         "out_f": data[:, n_raw + n_out:n_raw + 2 * n_out],
-        "class": data[:, -1].astype(np.int64),
+        "class": data[:, -2].astype(np.int64),
+        "unseen": data[:, -1].astype(np.int64),
         "feature_names": strings[:n_features],
         "classes": strings[n_features:],
         "compile_seconds": seconds,

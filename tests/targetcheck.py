@@ -29,6 +29,7 @@ def assert_targets_exact(model: Model, X=None, dialects=("sqlite", "duckdb"), n_
     assert np.array_equal(res.raw, raw, equal_nan=True)
     assert np.array_equal(res.outputs, want, equal_nan=True)
     got = run_c(rulegen.generate(model, "c", name="learned"), "learned", X)
+    assert np.array_equal(got["unseen"], unseen_count(model, X))
     assert np.array_equal(got["raw"], raw, equal_nan=True)
     assert np.array_equal(got["out"], want, equal_nan=True)
     if classification:
@@ -38,3 +39,17 @@ def assert_targets_exact(model: Model, X=None, dialects=("sqlite", "duckdb"), n_
     for dialect in dialects:
         check_sql(model, X, dialect)  # compares every output column with the evaluator
     return X
+
+
+def unseen_count(model: Model, X) -> np.ndarray:
+    """Per row, how many categorical features hold a value that is neither NaN nor a listed
+    code (what NAME_unseen in C returns)."""
+    X = np.asarray(X, dtype=np.float64)
+    n = np.zeros(len(X), dtype=np.int64)
+    for j, f in enumerate(model.features):
+        if f.kind == "categorical":
+            x = X[:, j]
+            with np.errstate(invalid="ignore"):
+                known = (x == np.floor(x)) & (x >= 0) & (x < len(f.categories))
+            n += ~np.isnan(x) & ~known
+    return n

@@ -281,3 +281,46 @@ def test_sql_keep_returns_other_columns(iris_model, tmp_path, capsys):
     con.executemany("INSERT INTO iris VALUES (?, ?, ?, ?, ?)", rows)
     got = con.execute(f"SELECT avg(class = prediction) FROM ({out.read_text().rstrip().rstrip(';')})")
     assert got.fetchone()[0] > 0.99
+
+
+def test_predict_counts_unseen_categories_and_can_refuse_them(tmp_path, capsys):
+    """A typo in a category column takes the model's unseen route, and predict says so: one
+    line per column with the count, an example and the first line; --strict-categories stops
+    with exit 2 and writes nothing. Integer labels written as floats ("3.0") are the label."""
+    weather = ROOT / "tests" / "data" / "weather.nominal.csv"
+    model_path = tmp_path / "w.json"
+    code, _, err = run(capsys, "fit", weather, "--target", "play", "--algorithm", "id3", "-o", model_path)
+    assert code == 0, err
+    rows = weather.read_text().splitlines()
+    rows[2] = rows[2].replace("sunny", "sunnny")
+    rows[5] = rows[5].replace("sunny", "Sunny").replace("rainy", "Rainy")
+    rows[3] = rows[3].replace("hot", "hott")
+    data = tmp_path / "typos.csv"
+    data.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "p.csv"
+    code, _, err = run(capsys, "predict", model_path, data, "-o", out)
+    assert code == 0, err
+    lines = [ln for ln in err.splitlines() if "not seen in training" in ln]
+    typo_lines = [i + 1 for i, r in enumerate(rows) if any(t in r for t in ("sunnny", "Sunny", "Rainy"))]
+    assert f"typos.csv:{typo_lines[0]}: column 'outlook': {len(typo_lines)} value" in lines[0]
+    assert "e.g. 'sunnny'" in lines[0] and "'temperature': 1 value not seen" in lines[1]
+    assert len(lines) == 2 and out.exists()
+    out.unlink()
+    code, _, err = run(capsys, "predict", model_path, data, "-o", out, "--strict-categories")
+    assert code == 2 and not out.exists()
+    assert len(err.strip().splitlines()) == 1 and "column 'outlook'" in err and "--strict-categories" in err
+    code, _, err = run(capsys, "predict", model_path, weather, "--strict-categories")
+    assert code == 0 and "not seen" not in err
+
+
+def test_integer_category_labels_read_from_float_text():
+    from rulegen.data import parse_csv
+    from rulegen.ir.nodes import Feature, Leaf, Model, Target, Tree
+    from rulegen.ir.validate import validate
+
+    m = validate(Model((Feature("g", "categorical", (1, 2, 3)),), Target("regression"),
+                       (Tree((Leaf((0.0,)),)),), (0.0,)))
+    unseen = []
+    X = feature_matrix(m, parse_csv("g,h\n3.0,1\n+2,1\n1,1\n4.0,1\n2.5,1\n,1\n", "t.csv"), unseen)
+    assert X[:, 0].tolist()[:5] == [2.0, 1.0, 0.0, -1.0, -1.0] and np.isnan(X[5, 0])
+    assert unseen[0].count == 2 and unseen[0].example == "4.0" and unseen[0].line == 5

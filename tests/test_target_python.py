@@ -319,6 +319,17 @@ def test_rows_as_mappings_sequences_none_nan_and_unseen_labels():
         module.predict([1.0, 2.0])
     with pytest.raises(KeyError):
         module.predict({"num": 1.0})
+    # unseen_features names the categorical features whose value is not listed
+    cats = [(j, f) for j, f in enumerate(model.features) if f.kind == "categorical"]
+    flagged = 0
+    for x, row in zip(X, rows):
+        want = [f.name for j, f in cats if not np.isnan(x[j])
+                and not (x[j] == np.floor(x[j]) and 0 <= x[j] < len(f.categories))]
+        assert module.unseen_features(row) == want
+        assert module.unseen_features(dict(zip(names, row))) == want
+        flagged += bool(want)
+    assert flagged > 0
+    assert import_source(PythonTarget().generate(F.regressor())).unseen_features([1.0, 2.0]) == []
 
 
 def test_regression_contract():

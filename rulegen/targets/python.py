@@ -92,7 +92,7 @@ class PythonTarget(Target):
         return {
             "docstring": py_docstring(self._docstring(model, stem)),
             "imports": [m for m, need in (("math", "exp" in helpers), ("struct", f32)) if need],
-            "categorical": any(f.kind == "categorical" for f in model.features),
+            "categorical": [j for j, f in enumerate(model.features) if f.kind == "categorical"],
             "features": [py_str(f.name) for f in model.features],
             "task": py_str(model.target.task),
             "classes": [py_str(c) for c in model.target.classes] if classifier else None,
@@ -177,7 +177,8 @@ class PythonTarget(Target):
         if classifier:
             calls.append(("predict_proba(row)", "probabilities, in CLASSES order"))
         calls += [("predict_batch(rows)", "one prediction per row"),
-                  ("predict_raw(row)", "the scores before the link")]
+                  ("predict_raw(row)", "the scores before the link"),
+                  ("unseen_features(row)", "categorical features whose value is not listed")]
         lines += ["", "Usage::", "", f"    import {stem}", ""]
         lines += [f"    {stem}.{call:<22} # {what}" for call, what in calls]
         lines += [

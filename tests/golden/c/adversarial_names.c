@@ -127,6 +127,21 @@ void adversarial_names_predict_raw(const double *features, double *raw)
     raw[2] = acc[2];
 }
 
+/* 1 when x is not NaN and not a whole number in [0, n): no listed category code */
+static int adversarial_names_unseen_code(double x, double n)
+{
+    if (x != x) return 0;
+    if (!(x >= 0.0 && x < n)) return 1;
+    return x != (double)(long)x;
+}
+
+int adversarial_names_unseen(const double *features)
+{
+    int n = 0;
+    n += adversarial_names_unseen_code(features[6], 5.0);
+    return n;
+}
+
 void adversarial_names_predict(const double *features, double *out)
 {
     double raw[adversarial_names_N_RAW];

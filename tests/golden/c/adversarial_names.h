@@ -58,6 +58,11 @@ int adversarial_names_predict_class(const double *features);
 /* The accumulated scores before the link: raw[adversarial_names_N_RAW]. */
 void adversarial_names_predict_raw(const double *features, double *raw);
 
+/* How many categorical features hold an unseen category (not NaN and not one of the codes
+   listed above): 0 when every value is known. Predictions take the model's route for unseen
+   values there; a caller that wants to refuse such rows checks this first. */
+int adversarial_names_unseen(const double *features);
+
 #ifdef __cplusplus
 }
 #endif

@@ -48,6 +48,11 @@ int classifier_predict_class(const double *features);
 /* The accumulated scores before the link: raw[classifier_N_RAW]. */
 void classifier_predict_raw(const double *features, double *raw);
 
+/* How many categorical features hold an unseen category (not NaN and not one of the codes
+   listed above): 0 when every value is known. Predictions take the model's route for unseen
+   values there; a caller that wants to refuse such rows checks this first. */
+int classifier_unseen(const double *features);
+
 #ifdef __cplusplus
 }
 #endif

@@ -124,6 +124,23 @@ void every_construct_predict_raw(const double *features, double *raw)
     raw[1] = acc[1];
 }
 
+/* 1 when x is not NaN and not a whole number in [0, n): no listed category code */
+static int every_construct_unseen_code(double x, double n)
+{
+    if (x != x) return 0;
+    if (!(x >= 0.0 && x < n)) return 1;
+    return x != (double)(long)x;
+}
+
+int every_construct_unseen(const double *features)
+{
+    int n = 0;
+    n += every_construct_unseen_code(features[1], 4.0);
+    n += every_construct_unseen_code(features[2], 4.0);
+    n += every_construct_unseen_code(features[5], 3.0);
+    return n;
+}
+
 void every_construct_predict(const double *features, double *out)
 {
     double raw[every_construct_N_RAW];

@@ -240,6 +240,12 @@ void sigmoid_ensemble_predict_raw(const double *features, double *raw)
     raw[0] = acc[0];
 }
 
+int sigmoid_ensemble_unseen(const double *features)
+{
+    (void)features;
+    return 0;
+}
+
 void sigmoid_ensemble_predict(const double *features, double *out)
 {
     double raw[sigmoid_ensemble_N_RAW];

@@ -11,6 +11,7 @@ Usage::
     adversarial_names.predict_proba(row)     # probabilities, in CLASSES order
     adversarial_names.predict_batch(rows)    # one prediction per row
     adversarial_names.predict_raw(row)       # the scores before the link
+    adversarial_names.unseen_features(row)   # categorical features whose value is not listed
 
 A row is a sequence of values in FEATURES order, or a mapping with every feature name
 as a key. None or NaN is missing. Categorical features take their labels; any other
@@ -30,6 +31,7 @@ Features:
 _INF = float("inf")
 _NAN = float("nan")
 _UNSEEN = object()  # stands for any categorical value the model does not list
+_CATEGORICAL = (6,)
 
 FEATURES = [
     'select',
@@ -164,6 +166,13 @@ def _inputs(row):
         _number(row[5]),  # '年龄'
         _category(row[6], _LEVELS_6),  # '1st'
     ]
+
+
+def unseen_features(row):
+    """The names of the categorical features whose value in ``row`` the model does not list
+    (a typo, a new category); predictions take the model's route for unseen values there."""
+    x = _inputs(row)
+    return [_NAMES[j] for j in _CATEGORICAL if x[j] is _UNSEEN]
 
 
 def predict_raw(row):

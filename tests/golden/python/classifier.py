@@ -11,6 +11,7 @@ Usage::
     classifier.predict_proba(row)     # probabilities, in CLASSES order
     classifier.predict_batch(rows)    # one prediction per row
     classifier.predict_raw(row)       # the scores before the link
+    classifier.unseen_features(row)   # categorical features whose value is not listed
 
 A row is a sequence of values in FEATURES order, or a mapping with every feature name
 as a key. None or NaN is missing. Categorical features take their labels; any other
@@ -98,6 +99,13 @@ def _inputs(row):
         _number(row[1]),  # 'b'
         _number(row[2]),  # 'c'
     ]
+
+
+def unseen_features(row):
+    """The names of the categorical features whose value in ``row`` the model does not list
+    (a typo, a new category); predictions take the model's route for unseen values there."""
+    _inputs(row)
+    return []
 
 
 def predict_raw(row):

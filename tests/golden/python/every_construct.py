@@ -11,6 +11,7 @@ Usage::
     every_construct.predict_proba(row)     # probabilities, in CLASSES order
     every_construct.predict_batch(rows)    # one prediction per row
     every_construct.predict_raw(row)       # the scores before the link
+    every_construct.unseen_features(row)   # categorical features whose value is not listed
 
 A row is a sequence of values in FEATURES order, or a mapping with every feature name
 as a key. None or NaN is missing. Categorical features take their labels; any other
@@ -29,6 +30,7 @@ Features:
 _INF = float("inf")
 _NAN = float("nan")
 _UNSEEN = object()  # stands for any categorical value the model does not list
+_CATEGORICAL = (1, 2, 5,)
 
 FEATURES = [
     'num',
@@ -184,6 +186,13 @@ def _inputs(row):
         _number(row[4]),  # 'w2'
         _category(row[5], _LEVELS_5),  # 'code'
     ]
+
+
+def unseen_features(row):
+    """The names of the categorical features whose value in ``row`` the model does not list
+    (a typo, a new category); predictions take the model's route for unseen values there."""
+    x = _inputs(row)
+    return [_NAMES[j] for j in _CATEGORICAL if x[j] is _UNSEEN]
 
 
 def predict_raw(row):

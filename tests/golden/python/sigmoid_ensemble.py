@@ -11,6 +11,7 @@ Usage::
     sigmoid_ensemble.predict_proba(row)     # probabilities, in CLASSES order
     sigmoid_ensemble.predict_batch(rows)    # one prediction per row
     sigmoid_ensemble.predict_raw(row)       # the scores before the link
+    sigmoid_ensemble.unseen_features(row)   # categorical features whose value is not listed
 
 A row is a sequence of values in FEATURES order, or a mapping with every feature name
 as a key. None or NaN is missing. Categorical features take their labels; any other
@@ -232,6 +233,13 @@ def _inputs(row):
         _number(row[2]),  # 'f2'
         _number(row[3]),  # 'f3'
     ]
+
+
+def unseen_features(row):
+    """The names of the categorical features whose value in ``row`` the model does not list
+    (a typo, a new category); predictions take the model's route for unseen values there."""
+    _inputs(row)
+    return []
 
 
 def predict_raw(row):
