@@ -139,7 +139,7 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
         dests = {out_dir / fname: text for fname, text in files.items()}
     if target == "c" and output and not _is_c_file(output):
         try:
-            out_dir.mkdir(exist_ok=True)
+            out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise RulegenError(f"{out_dir}: cannot create directory: {e.strerror or e}") from None
     write_files(dests)

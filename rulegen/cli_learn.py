@@ -14,7 +14,7 @@ import click
 import numpy as np
 
 from rulegen.cli_util import did_you_mean, say, summary, unknown_value
-from rulegen.errors import RulegenError
+from rulegen.errors import DataError, RulegenError
 from rulegen.ir.nodes import Leaf
 
 
@@ -124,6 +124,13 @@ def fit(data, target_col, algorithm, task, params, ignored, declared, drop_missi
             raise click.BadParameter(f"{name!r} is the target or an ignored column, not a "
                                      "feature", param_hint="--categorical")
     X, names, categories = design_matrix(table, cols, declared)
+    with np.errstate(over="ignore"):
+        beyond = ~np.isnan(X) & ~np.isfinite(X.astype(np.float32))
+    if beyond.any():  # the learners would say so too, but by array index, not by line
+        i, k = (int(v) for v in np.argwhere(beyond)[0])
+        raise DataError(f"{table.source}:{table.line_of(i)}: column {names[k]!r}: "
+                        f"{table.cells[cols[k]][i]!r} is infinite or beyond the float32 range "
+                        "(3.4e38); trees learn on float32 values: remove or clip it")
     estimator = _make_estimator(learners[algorithm], task, kwargs)
     extra = {}
     if categories:

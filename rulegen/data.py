@@ -25,7 +25,7 @@ class Table:
     source: str
     columns: list[str]
     cells: list[list[str | None]]  # cells[j][i]: column j, data row i
-    lines: list[int] | None = None  # file line of each row, once rows were left out
+    lines: list[int] | None = None  # file line where each row starts (None: row + 2)
 
     @property
     def n_rows(self) -> int:
@@ -54,7 +54,10 @@ class Table:
 def read_csv(path: str | Path) -> Table:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        # newline="": the csv module reads line ends itself, so a CR LF inside a quoted field
+        # (a name or a value) stays as written
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            text = fh.read()
     except FileNotFoundError:
         raise DataError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as e:
@@ -85,21 +88,24 @@ def parse_csv(text: str, source: str = "<data>") -> Table:
             raise DataError(f"{source}:1: duplicate column name {h!r}")
         seen.add(h)
     cells: list[list[str | None]] = [[] for _ in header]
+    lines, last = [], reader.line_num  # a quoted field may span lines: each row's first line
     try:
         for row in reader:
+            start, last = last + 1, reader.line_num
             if not row or (len(row) == 1 and not row[0].strip() and len(header) > 1):
                 continue  # blank line
             if len(row) != len(header):
-                raise DataError(f"{source}:{reader.line_num}: expected {len(header)} fields, "
+                raise DataError(f"{source}:{start}: expected {len(header)} fields, "
                                 f"got {len(row)}")
             for j, v in enumerate(row):
                 v = v.strip()
                 cells[j].append(v if v else None)
+            lines.append(start)
     except csv.Error as e:
         raise DataError(f"{source}:{reader.line_num}: bad CSV: {e}") from None
     if not cells[0]:
         raise DataError(f"{source}: no data rows after the header")
-    return Table(source, header, cells)
+    return Table(source, header, cells, lines)
 
 
 def _to_float(v: str) -> float | None:

@@ -45,10 +45,15 @@ class DSLSyntaxError(RulegenError):
 class UnsupportedFeatureError(RulegenError):
     """A target (or dialect) cannot express a construct of the model."""
 
-    def __init__(self, target: str, feature: str):
+    def __init__(self, target: str, feature: str, source: str = ""):
         self.target = target
         self.feature = feature
-        super().__init__(f"target {target!r} cannot express {feature}")
+        where = f"{source}: " if source else ""
+        super().__init__(f"{where}target {target!r} cannot express {feature}")
+
+    def at(self, source: str) -> UnsupportedFeatureError:
+        """The same error naming the file it came from."""
+        return UnsupportedFeatureError(self.target, self.feature, source) if source else self
 
 
 class LearnerError(RulegenError):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -115,6 +116,9 @@ def write_files(files: dict[Path, str]) -> None:
             staged.append((tmp, dest))
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
                 fh.write(text)
+            # mkstemp creates 0600; the file gets what a plain open() would have given it:
+            # the mode of the file it replaces, else 0666 less the umask
+            os.chmod(tmp, _mode_for(dest))
         for tmp, dest in staged:
             os.replace(tmp, dest)
         staged = []
@@ -126,3 +130,12 @@ def write_files(files: dict[Path, str]) -> None:
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
+def _mode_for(dest: Path) -> int:
+    try:
+        return stat.S_IMODE(os.stat(dest).st_mode)
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask

@@ -324,3 +324,53 @@ def test_integer_category_labels_read_from_float_text():
     X = feature_matrix(m, parse_csv("g,h\n3.0,1\n+2,1\n1,1\n4.0,1\n2.5,1\n,1\n", "t.csv"), unseen)
     assert X[:, 0].tolist()[:5] == [2.0, 1.0, 0.0, -1.0, -1.0] and np.isnan(X[5, 0])
     assert unseen[0].count == 2 and unseen[0].example == "4.0" and unseen[0].line == 5
+
+
+def test_outputs_honour_the_umask_and_keep_an_existing_mode(iris_model, tmp_path, capsys):
+    """Atomic writes used to leave every output 0600: a new file now gets 0666 less the
+    umask, a replaced file keeps its mode; -o a/new/dir/ for C creates the directories."""
+    old = os.umask(0o022)
+    try:
+        out = tmp_path / "m.py"
+        assert run(capsys, "compile", iris_model, "--target", "python", "-o", out)[0] == 0
+        assert (out.stat().st_mode & 0o777) == 0o644
+        out.chmod(0o640)
+        assert run(capsys, "compile", iris_model, "--target", "python", "-o", out)[0] == 0
+        assert (out.stat().st_mode & 0o777) == 0o640
+        os.umask(0o077)
+        deep = tmp_path / "some" / "new" / "dir"
+        code, _, err = run(capsys, "compile", iris_model, "--target", "c", "-o", str(deep) + "/")
+        assert code == 0, err
+        files = sorted(p.name for p in deep.iterdir())
+        assert files == ["iris.c", "iris.h"]
+        assert all((deep / f).stat().st_mode & 0o777 == 0o600 for f in files)
+    finally:
+        os.umask(old)
+
+
+@pytest.mark.parametrize("value", ["1e308", "inf", "-Infinity"])
+def test_fit_names_the_line_and_column_of_a_value_beyond_float32(value, tmp_path, capsys):
+    rows = IRIS.read_text().splitlines()
+    cells = rows[30].split(",")
+    cells[2] = value
+    rows[30] = ",".join(cells)
+    data = tmp_path / "big.csv"
+    data.write_text("\n".join(rows) + "\n")
+    code, _, err = run(capsys, "fit", data, "--target", "class", "-o", tmp_path / "m.rules")
+    column = rows[0].split(",")[2]
+    assert code == 2 and err.startswith(f"rulegen: error: {data}:31: column {column!r}: {value!r} is "
+                                        "infinite or beyond the float32 range")
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "m.rules").exists()
+
+
+def test_csv_keeps_cr_lf_inside_quoted_fields_and_counts_their_lines(tmp_path, capsys):
+    from rulegen.data import read_csv
+
+    data = tmp_path / "crlf.csv"
+    data.write_bytes(b'x,"the\r\ntarget"\r\n1,"a\r\nb"\r\n\r\n2,c\r\n3,a\r\n')
+    t = read_csv(data)
+    assert t.columns == ["x", "the\r\ntarget"]
+    assert t.cells[1][0] == "a\r\nb" and t.lines == [3, 6, 7]
+    data.write_bytes(b'x,"the\r\ntarget"\r\n1,"a\r\nb"\r\n2,c\r\n3,a\r\nz,c\r\n4,c\r\n')
+    code, _, err = run(capsys, "fit", data, "--target", "the\r\ntarget", "-o", tmp_path / "m.rules")
+    assert code == 2 and f"{data}:7: column 'x': 'z' is not a number" in err, err

@@ -726,3 +726,11 @@ def test_switch_with_support_round_trips():
     assert parse(text) == model
     with pytest.raises(DSLSyntaxError, match="not a comparison type"):
         parse(text.replace("float32(size)", "flaot32(size)"))
+
+
+def test_a_param_given_twice_with_values_of_two_types_is_one_error():
+    text = ('rulegen rules 1\ntask regression\nparam depth = 3\nparam depth = "deep"\n'
+            'feature x numeric\ntree {\n  -> 1\n}\n')
+    with pytest.raises(DSLSyntaxError) as info:
+        parse(text, "m.rules")
+    assert str(info.value).startswith("m.rules:4:1: param 'depth' is given twice")

@@ -544,3 +544,13 @@ def test_pandas_categorical_that_cannot_be_matched_is_refused(tmp_path):
     with pytest.raises(ModelFormatError, match=r"line \d+: pandas_categorical lists 1 category "
                                                 r"columns but the model has 2 categorical features"):
         lgbi.loads(text)
+
+
+def test_unsupported_objective_names_the_file(tmp_path):
+    rng, X = _data(200, 3)
+    b = lgb.train({"objective": "binary", "sigmoid": 2.0, "num_leaves": 4, **QUIET},
+                  lgb.Dataset(X, (X[:, 0] > 0).astype(int)), 3)
+    path = tmp_path / "s2.txt"
+    b.save_model(str(path))
+    with pytest.raises(UnsupportedFeatureError, match=rf"^{path}: target 'rulegen IR' cannot express"):
+        lgbi.load(path)

@@ -659,3 +659,11 @@ def test_binary_objective_with_num_class_is_refused(small_doc, tmp_path, capsys)
     err = capsys.readouterr().err
     assert "bad.json" in err and "num_class=3" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_unsupported_objective_names_the_file(small_doc, tmp_path):
+    path = tmp_path / "hinge.json"
+    path.write_bytes(_broken(small_doc[0], lambda d: d["learner"]["objective"].__setitem__("name", "binary:hinge")))
+    with pytest.raises(UnsupportedFeatureError, match=rf"^{path}: target 'rulegen IR' cannot express "
+                                                      r"the XGBoost objective 'binary:hinge'"):
+        imp.load(path)

@@ -232,13 +232,14 @@ def build(tf: RulesTransformer, comments, text: str) -> tuple[Model | None, Pars
         trees.append(Tree(tuple(nodes), tree.output, tree.weight, tree.comment))
     if tf.errors:
         return None, info
-    params = tuple(sorted((k, v) for k, v, _ in tf.params))
     seen = set()
     for k, _, pos in tf.params:
         if k in seen:
             tf._error(f"param '{k}' is given twice", pos)
             return None, info
         seen.add(k)
+    # sorted by name only: names are unique now, and values of mixed types do not compare
+    params = tuple(sorted(((k, v) for k, v, _ in tf.params), key=lambda kv: kv[0]))
     model = Model(
         features=tuple(f for f, _ in tf.features),
         target=Target(task, h.get("target", "target"), classes, n_outputs),

@@ -303,6 +303,13 @@ def loads(text: str, *, categorical: str = "category", classes=None, source: str
     (default 0..k-1); ``max_nodes`` caps the IR nodes of one tree (see lightgbm_tree.py)."""
     if categorical not in ("category", "numeric"):
         raise ValueError("categorical must be 'category' or 'numeric'")
+    try:
+        return _loads(text, categorical, classes, source, max_nodes, library)
+    except UnsupportedFeatureError as e:
+        raise e.at(source) from None
+
+
+def _loads(text: str, categorical: str, classes, source: str, max_nodes: int, library: str) -> Model:
     doc = _Text(text, source)
     header, sections = _sections(doc)
     hl = sections[0][0]

@@ -304,6 +304,8 @@ def from_dict(doc, *, iteration_range=None, exact_floats: bool = True, source: s
     except Fail as e:
         where = f"{source}: " if source else ""
         raise ModelFormatError(f"{where}{e.path}: {e.message}") from None
+    except UnsupportedFeatureError as e:
+        raise e.at(source) from None
 
 
 def _convert(doc, iteration_range, exact: bool) -> Model:
