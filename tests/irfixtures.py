@@ -461,3 +461,38 @@ def labels_for(model: Model, X: np.ndarray, unseen_str: str = "never-seen", unse
                 vals.append(float(v))
         out.append(vals)
     return out
+
+
+# --- hostile text: what no target may let break out of a string, comment or literal ---
+
+LONG = "é" * 2500  # 5,000 bytes
+HOSTILE = ["a\nb", "a\r\nb", "t\tab", 'q"uo""te', "it's", "*/ -- ;", "年龄\u2028x", "L" + LONG,
+           "--", ";"]
+
+
+def hostile_model(dtype: str = "float64") -> Model:
+    feats = tuple(Feature(n) for n in HOSTILE[:8]) + (
+        Feature("c\n-- '", "categorical", ("a\nb", "a\r\nb", "\t", "'; DROP TABLE data; --", "*/",
+                                           "年", "y" + LONG, "ab")),)
+    rng = np.random.default_rng(3)
+    nodes: list = [None]
+    queue = [(0, 0)]
+    while queue:
+        node_id, depth = queue.pop(0)
+        if depth == 5:
+            nodes[node_id] = Leaf(tuple(float(v) for v in rng.random(3)))
+            continue
+        kids = (len(nodes), len(nodes) + 1)
+        nodes += [None, None]
+        if depth % 2:
+            test = CategoricalTest(8, tuple(sorted(int(c) for c in rng.choice(8, 3, replace=False))))
+            unseen = int(rng.integers(2))
+        else:
+            test = NumericTest(int(rng.integers(8)), "<=", float(np.round(rng.normal(), 1)))
+            unseen = None
+        nodes[node_id] = Split(test, kids, DefaultChild(int(rng.integers(2))), unseen)
+        queue += [(k, depth + 1) for k in kids]
+    classes = ("c\n1", "c\r1\t", "z" + LONG)
+    tree = Tree(tuple(nodes))
+    return validate(Model(feats, Target("classification", "t\n*/", classes), (tree, tree),
+                          (0.0, 0.0, 0.0), aggregation="mean", dtype=dtype))

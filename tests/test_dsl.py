@@ -734,3 +734,25 @@ def test_a_param_given_twice_with_values_of_two_types_is_one_error():
     with pytest.raises(DSLSyntaxError) as info:
         parse(text, "m.rules")
     assert str(info.value).startswith("m.rules:4:1: param 'depth' is given twice")
+
+
+def test_check_warns_about_counts_a_hand_edit_left_stale():
+    text = """rulegen rules 1
+task classification
+classes ["a", "b"]
+feature x numeric
+tree {
+  if x < 1 (n = 10, dist = [5, 5]) {
+    -> "b" (n = 4, dist = [4, 0])
+  } else {
+    -> "b" (n = 7, dist = [1, 5])
+  }
+}
+"""
+    got = [str(d) for d in check(text, "m.rules")]
+    assert got == [
+        'm.rules:7:5: warning: this leaf predicts "b" but its counts dist = [4, 0] favour "a": '
+        "a hand edit changed one and not the other; correct the label or the counts",
+        "m.rules:9:5: warning: the counts dist = [1, 5] add up to 6, not n = 7: correct n or dist"]
+    fixed = text.replace('-> "b" (n = 4', '-> "a" (n = 4').replace("n = 7", "n = 6")
+    assert check(fixed) == []

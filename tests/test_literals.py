@@ -87,14 +87,15 @@ NASTY = ["select", "x y", 'a"b', "O'Brien", "*/ x /*", "年龄", "1st", "it's \"
 @pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler on PATH")
 def test_c_strings_and_comments_hold_any_text(tmp_path):
     lines = ["#include <stdio.h>", "int main(void) {"]
-    for s in NASTY:
+    texts = NASTY + ["é" * 2600, "x" * 4094, "y" * 4095]  # past C99's 4,095-character literal
+    for s in texts:
         lines.append(f"  /* {c_comment(s)} */ puts({c_string(s)});")
     lines.append("  return 0; }")
     (tmp_path / "s.c").write_text("\n".join(lines) + "\n")
     subprocess.run(["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-o",
                     str(tmp_path / "s"), str(tmp_path / "s.c")], check=True)
     out = subprocess.run([str(tmp_path / "s")], capture_output=True, check=True).stdout
-    assert out.decode("utf-8") == "".join(s + "\n" for s in NASTY)  # puts adds each newline
+    assert out.decode("utf-8") == "".join(s + "\n" for s in texts)  # puts adds each newline
 
 
 def test_c_identifiers_are_valid_and_not_reserved():

@@ -37,10 +37,17 @@ def test_wheel_carries_templates_and_grammar(wheel):
 @pytest.mark.slow
 def test_installed_wheel_fits_and_compiles(wheel, tmp_path):
     venv = tmp_path / "venv"
-    # system site packages provide numpy/jinja2/lark/click without a download; the wheel's
-    # own rulegen is installed into the venv and must shadow the source checkout.
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    # numpy/jinja2/lark/click come from the environment running the tests (a virtual
+    # environment or the system Python), without a download: its site directories are
+    # listed in a .pth file, which appends them to sys.path as plain paths (their own .pth
+    # files, such as an editable install's finder, are not run). The wheel's own rulegen is
+    # installed into the venv's site-packages, which comes first, and must shadow the checkout.
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     py = venv / "bin" / "python"
+    inner = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                           check=True, capture_output=True, text=True).stdout.strip()
+    outer = [p for p in sys.path if p.endswith(("site-packages", "dist-packages")) and os.path.isdir(p)]
+    (Path(inner) / "_rulegen_test_outer.pth").write_text("\n".join(outer) + "\n")
     subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall",
                     str(wheel)], check=True, capture_output=True)
     work = tmp_path / "work"
@@ -49,6 +56,10 @@ def test_installed_wheel_fits_and_compiles(wheel, tmp_path):
     where = subprocess.run([str(py), "-c", "import rulegen; print(rulegen.__file__)"], cwd=work,
                            check=True, capture_output=True, text=True, env=env).stdout
     assert str(venv) in where, where
+    lark_at = subprocess.run([str(py), "-c", "import lark; print(lark.__file__)"], cwd=work,
+                             check=True, capture_output=True, text=True, env=env).stdout
+    import lark
+    assert lark_at.strip() == lark.__file__  # this environment's, not the base Python's
     rulegen = venv / "bin" / "rulegen"
     iris = ROOT / "examples" / "iris.csv"
     subprocess.run([str(rulegen), "fit", str(iris), "--target", "class", "-o", "iris.json"],

@@ -10,6 +10,7 @@ import json
 import math
 
 import irfixtures as fx
+from irfixtures import hostile_model
 import numpy as np
 import pytest
 from run_sql import check_sql, compare, connect, row_column, run_sql
@@ -47,39 +48,6 @@ def _run(model, X, dialect, **options):
 
 
 # --- hostile text ------------------------------------------------------------------------
-
-LONG = "é" * 2500  # 5,000 bytes
-HOSTILE = ["a\nb", "a\r\nb", "t\tab", 'q"uo""te', "it's", "*/ -- ;", "年龄\u2028x", "L" + LONG,
-           "--", ";"]
-
-
-def hostile_model(dtype: str = "float64") -> Model:
-    feats = tuple(Feature(n) for n in HOSTILE[:8]) + (
-        Feature("c\n-- '", "categorical", ("a\nb", "a\r\nb", "\t", "'; DROP TABLE data; --", "*/",
-                                           "年", "y" + LONG, "ab")),)
-    rng = np.random.default_rng(3)
-    nodes: list = [None]
-    queue = [(0, 0)]
-    while queue:
-        node_id, depth = queue.pop(0)
-        if depth == 5:
-            nodes[node_id] = Leaf(tuple(float(v) for v in rng.random(3)))
-            continue
-        kids = (len(nodes), len(nodes) + 1)
-        nodes += [None, None]
-        if depth % 2:
-            test = CategoricalTest(8, tuple(sorted(int(c) for c in rng.choice(8, 3, replace=False))))
-            unseen = int(rng.integers(2))
-        else:
-            test = NumericTest(int(rng.integers(8)), "<=", float(np.round(rng.normal(), 1)))
-            unseen = None
-        nodes[node_id] = Split(test, kids, DefaultChild(int(rng.integers(2))), unseen)
-        queue += [(k, depth + 1) for k in kids]
-    classes = ("c\n1", "c\r1\t", "z" + LONG)
-    tree = Tree(tuple(nodes))
-    return validate(Model(feats, Target("classification", "t\n*/", classes), (tree, tree),
-                          (0.0, 0.0, 0.0), aggregation="mean", dtype=dtype))
-
 
 @pytest.mark.parametrize("dialect", ENGINES)
 @pytest.mark.parametrize("dtype", ["float64", "float32"])

@@ -487,6 +487,16 @@ def test_adversarial_names_read_back():
     assert header.count("/*") == header.count("*/")
 
 
+def test_hostile_and_5000_byte_names_read_back():
+    """Names and labels past C99's 4,095-character string literal (5,000 bytes) compile under
+    -pedantic -Werror and read back byte for byte; newlines, quotes, comment markers too."""
+    model = irfixtures.hostile_model()
+    res = check(model, "hostile")
+    assert res["feature_names"] == [f.name for f in model.features]
+    assert res["classes"] == list(model.target.classes)
+    assert max(len(n.encode()) for n in res["feature_names"] + res["classes"]) > 5000
+
+
 @pytest.mark.parametrize("name, prefix", [("my model", "my_model"), ("int", "int_"), ("1st", "m_1st")])
 def test_user_names_become_identifiers(name, prefix):
     model = irfixtures.regressor()

@@ -183,11 +183,22 @@ def c_identifier(name: str, reserved=C_RESERVED) -> str:
     return text
 
 
+C99_STRING_LIMIT = 4095  # characters a string literal may hold in every C99 compiler
+
+
 def c_string(s) -> str:
     """C string literal holding the UTF-8 bytes of ``s``; every non-ASCII or special byte
-    is an octal escape, so no character can close the string or form a trigraph."""
+    is an octal escape, so no character can close the string or form a trigraph. Past
+    C99's 4,095 characters (``cc -pedantic`` refuses longer literals) it is a compound
+    literal ``(const char[]){'\\101', ..., 0}`` instead: the same bytes, as an array that
+    is an address constant at file scope."""
+    data = str(s).encode("utf-8")
+    if len(data) >= C99_STRING_LIMIT:
+        chars = [f"'\\{b:03o}'" for b in data] + ["0"]
+        rows = [", ".join(chars[i:i + 16]) for i in range(0, len(chars), 16)]
+        return "(const char[]){\n        " + ",\n        ".join(rows) + "}"
     out = []
-    for b in str(s).encode("utf-8"):
+    for b in data:
         ch = chr(b)
         if 32 <= b < 127 and ch not in '"\\?':
             out.append(ch)

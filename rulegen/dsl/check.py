@@ -4,8 +4,10 @@ Errors stop a file from compiling: syntax, unknown features or categories (all o
 not just the first), and anything the IR validation rejects, such as a leaf with the
 wrong number of values. Warnings do not: a branch no row can reach (a test that
 contradicts the path to it, ``x <= 3`` under ``x > 5``), a redundant test (always true
-on its path, so its else block is dead), and leaf outputs that do not look like
-probabilities where the model adds them up as probabilities.
+on its path, so its else block is dead), leaf outputs that do not look like
+probabilities where the model adds them up as probabilities, and a leaf whose label or
+counts a hand edit left out of step (it predicts a class its ``dist`` does not favour, or
+``dist`` does not add up to ``n``).
 """
 
 from __future__ import annotations
@@ -112,4 +114,35 @@ def _leaf_warnings(model: Model, t: int, protos, source: str) -> list[Diagnostic
             line, col = protos[nid].pos
             out.append(Diagnostic("warning", f"leaf output does not fit the task: {what}",
                                   line, col, source))
+        elif node.distribution is not None:
+            stale = _stale_counts(model, node)
+            if stale:
+                line, col = protos[nid].pos
+                out.append(Diagnostic("warning", stale, line, col, source))
     return out
+
+
+def _stale_counts(model: Model, leaf: Leaf) -> str | None:
+    """What contradicts between a leaf's output and the training counts recorded with it (a
+    hand edit that changed one and not the other), or None."""
+    classes, dist = model.target.classes, leaf.distribution
+    if len(dist) != len(classes):
+        return None
+    probs = leaf.value if len(leaf.value) == len(classes) else (1.0 - leaf.value[0], leaf.value[0])
+    top = max(dist)
+    said = max(range(len(probs)), key=lambda k: (probs[k], -k))  # the class the leaf predicts
+    if top > 0 and dist[said] < top:
+        from rulegen.dsl.printer import label
+
+        best = label(classes[dist.index(top)])
+        return (f"this leaf predicts {label(classes[said])} but its counts "
+                f"dist = {_counts(dist)} favour {best}: a hand edit changed one and not the "
+                "other; correct the label or the counts")
+    if leaf.samples is not None and abs(math.fsum(dist) - leaf.samples) > 1e-9 * max(1.0, leaf.samples):
+        return (f"the counts dist = {_counts(dist)} add up to {_counts([math.fsum(dist)])[1:-1]}, "
+                f"not n = {_counts([leaf.samples])[1:-1]}: correct n or dist")
+    return None
+
+
+def _counts(values) -> str:
+    return "[" + ", ".join(repr(int(v)) if float(v).is_integer() else repr(v) for v in values) + "]"
