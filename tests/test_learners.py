@@ -231,7 +231,7 @@ def test_ensembles_report_progress_and_refuse_a_non_function(name):
 def test_dataframe_columns_are_read_by_name(name):
     """Fitted on a DataFrame, asked about the same columns in another order: the same
     predictions (rows are read by name); a missing or unknown column is refused."""
-    pd = pytest.importorskip("pandas")
+    import pandas as pd  # a test dependency: fail, never skip
     rng = np.random.default_rng(3)
     df = pd.DataFrame({"a": rng.integers(0, 3, 300).astype(float), "b": rng.standard_normal(300),
                        "c": rng.integers(0, 2, 300).astype(float)})

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from rulegen.dsl.parser import analyse
 from rulegen.dsl.paths import explore
-from rulegen.dsl.printer import condition, state_condition
+from rulegen.dsl.printer import condition, label, state_condition
 from rulegen.dsl.protos import PSplit
 from rulegen.ir.nodes import CategoricalTest, Leaf, Model, NumericTest, Split
 
@@ -131,18 +131,18 @@ def _stale_counts(model: Model, leaf: Leaf) -> str | None:
     probs = leaf.value if len(leaf.value) == len(classes) else (1.0 - leaf.value[0], leaf.value[0])
     top = max(dist)
     said = max(range(len(probs)), key=lambda k: (probs[k], -k))  # the class the leaf predicts
+    counts = "[" + ", ".join(map(_count, dist)) + "]"
     if top > 0 and dist[said] < top:
-        from rulegen.dsl.printer import label
-
-        best = label(classes[dist.index(top)])
-        return (f"this leaf predicts {label(classes[said])} but its counts "
-                f"dist = {_counts(dist)} favour {best}: a hand edit changed one and not the "
+        return (f"this leaf predicts {label(classes[said])} but its counts dist = {counts} "
+                f"favour {label(classes[dist.index(top)])}: a hand edit changed one and not the "
                 "other; correct the label or the counts")
-    if leaf.samples is not None and abs(math.fsum(dist) - leaf.samples) > 1e-9 * max(1.0, leaf.samples):
-        return (f"the counts dist = {_counts(dist)} add up to {_counts([math.fsum(dist)])[1:-1]}, "
-                f"not n = {_counts([leaf.samples])[1:-1]}: correct n or dist")
+    total = math.fsum(dist)
+    if leaf.samples is not None and abs(total - leaf.samples) > 1e-9 * max(1.0, leaf.samples):
+        return (f"the counts dist = {counts} add up to {_count(total)}, not n = "
+                f"{_count(leaf.samples)}: correct n or dist")
     return None
 
 
-def _counts(values) -> str:
-    return "[" + ", ".join(repr(int(v)) if float(v).is_integer() else repr(v) for v in values) + "]"
+def _count(v: float) -> str:
+    """A count as the rules file writes it: 47, not 47.0."""
+    return repr(int(v)) if float(v).is_integer() else repr(v)

@@ -281,13 +281,13 @@ def _pandas_categories(doc: _Text, names: list[str], cat_features: dict[int, int
         if cat_features[f] >= len(cats):
             raise doc.error(line, f"pandas_categorical: feature {names[f]!r} uses code "
                                   f"{cat_features[f]} but lists {len(cats)} categories")
-        out[f] = tuple(_category(c, names[f], doc, line) for c in cats)
+        out[f] = tuple(_category(c, names[f], line) for c in cats)
         if len(set(out[f])) != len(out[f]):
             raise doc.error(line, f"pandas_categorical: feature {names[f]!r} lists a category twice")
     return out
 
 
-def _category(c, feature: str, doc: _Text, line: int):
+def _category(c, feature: str, line: int):
     if isinstance(c, float) and c.is_integer():
         c = int(c)
     if isinstance(c, str) or (isinstance(c, int) and not isinstance(c, bool)):

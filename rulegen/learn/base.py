@@ -299,12 +299,12 @@ class Estimator:
             return None
         missing = [n for n in names if n not in cols]
         extra = [c for c in cols if c not in names]
-        if missing or extra or len(set(cols)) != len(cols):
-            said = (f"missing {', '.join(map(repr, missing))}" if missing else "") + \
-                   ("; " if missing and extra else "") + \
-                   (f"not seen in fit {', '.join(map(repr, extra))}" if extra else "")
-            raise LearnerError(f"X's columns do not match the features seen in fit ({said or 'a name repeats'}); "
-                               f"pass the columns {', '.join(map(repr, names))}")
+        problems = ([f"missing {', '.join(map(repr, missing))}"] if missing else []) + \
+                   ([f"not seen in fit {', '.join(map(repr, extra))}"] if extra else []) + \
+                   (["a name repeats"] if len(set(cols)) != len(cols) else [])
+        if problems:
+            raise LearnerError(f"X's columns do not match the features seen in fit "
+                               f"({'; '.join(problems)}); pass the columns {', '.join(map(repr, names))}")
         return [cols.index(n) for n in names]
 
     def get_depth(self) -> int:
