@@ -13,8 +13,9 @@ work of computing p, without the client's fetch); "every output column" reads th
 and every probability of rulegen's whole query, beside the reference's probability of
 every class (its ratio is to that: the least any exact query computing them does). Every result is checked first, bit for bit
 on every row (``exact``): rulegen's against its evaluator, the peers' against the
-library's predict_proba (the evaluator equals scikit-learn's bit for bit; XGBoost computes
-its sigmoid in float32, docs/IMPORTERS.md). ``first row s`` is planning plus the first row
+library's predict_proba (the evaluator equals scikit-learn's and XGBoost's bit for bit; SQL
+has no float32 expf, so an XGBoost query is checked against the evaluator with exp rounded to
+float32, docs/IMPORTERS.md). ``first row s`` is planning plus the first row
 (``LIMIT 1``), ``first run s`` planning plus a whole run. ``B/node``: SQL bytes per node.
 
 orbital is measured when it is installed (``pip install orbital``). PostgreSQL needs its
@@ -80,6 +81,21 @@ def to_ir(est):
         m = from_sklearn(est)
     return dataclasses.replace(m, features=tuple(dataclasses.replace(f, name=c)
                                                  for f, c in zip(m.features, COLS)))
+
+
+def sql_oracle(model, X: np.ndarray) -> np.ndarray:
+    """P(class 1) as rulegen's SQL computes it: the evaluator's, with exp rounded to float32
+    where the query has no expf (rulegen.targets.sql.rounded_exp)."""
+    from rulegen.ir import evaluate
+    from rulegen.ir.libm import exp_rounded_array
+    from rulegen.targets.sql import rounded_exp
+
+    raw = evaluate.raw_scores(model, X)
+    if rounded_exp(model):
+        out = evaluate.apply_link_f32(model.link, raw, expf=exp_rounded_array)
+    else:
+        out = evaluate.outputs_of(model, raw)
+    return evaluate.proba_of(model, out)[:, 1].astype(np.float64)
 
 
 # --- the SQL under test -------------------------------------------------------------------------
@@ -284,8 +300,6 @@ def main() -> int:
     args = ap.parse_args()
     if args.quick:
         args.duckdb_rows, args.rows = 100_000, 20_000
-    from rulegen.ir import evaluate
-
     models = fit_models(args.quick)
     Xd, _ = make_data(args.duckdb_rows, 2)
     engines = [("duckdb", DuckDB(Xd)), ("sqlite", SQLite(Xd[:args.rows]))]
@@ -314,7 +328,7 @@ def main() -> int:
                 engine.n = args.rows if boosted else engine.rows  # minutes per 1M-row query
                 X = Xd[:engine.n]
                 library = est.predict_proba(X)[:, 1].astype(np.float64)
-                oracle = evaluate.predict_proba(model, X.astype(np.float64))[:, 1]
+                oracle = sql_oracle(model, X.astype(np.float64))
                 sqls = {"nested CASE": nested_case_sql(est, dialect), "rulegen": rulegen_sql(model, dialect),
                         "orbital": orbital_sql(est, dialect)}
                 for mode in (["off", "on"] if dialect == "postgres" else [None]):

@@ -389,7 +389,7 @@ def _near(t: float) -> list[float]:
     if math.isfinite(t):
         up = down = t
         for _ in range(2):
-            up, down = float(np.nextafter(up, math.inf)), float(np.nextafter(down, -math.inf))
+            up, down = math.nextafter(up, math.inf), math.nextafter(down, -math.inf)
             vals += [up, down]
         with np.errstate(over="ignore"):
             f = np.float32(t)

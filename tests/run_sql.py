@@ -32,13 +32,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rulegen.ir.evaluate import (
-    predict_class_index,
-    predict_proba,
-    predict_value,
-    raw_scores,
-)
+from rulegen.ir.evaluate import apply_link_f32, outputs_of, proba_of, raw_scores
+from rulegen.ir.libm import exp_rounded_array
 from rulegen.ir.nodes import Model
+from rulegen.targets.sql import rounded_exp
 
 ENGINES = ("sqlite", "duckdb", "postgres")
 
@@ -209,14 +206,21 @@ def run_sql(sql: str, model: Model, rows, dialect: str = "sqlite", *, table: str
 
 
 def expected(model: Model, X: np.ndarray) -> dict:
-    """What the evaluator says for codes ``X``: raw, proba / values, class labels."""
-    out = {"raw": raw_scores(model, X)}
-    if model.target.task == "classification":
-        out["proba"] = predict_proba(model, X)
-        classes = np.asarray(model.target.classes, dtype=object)
-        out["prediction"] = classes[predict_class_index(model, X)]
+    """What the evaluator says for codes ``X``: raw, proba / values, class labels. SQL has no
+    float32 ``expf``: float32 links take exp rounded to float32 (docs/IR.md), the one place
+    SQL is compared with something other than the evaluator's own arithmetic."""
+    raw = raw_scores(model, X)
+    out = {"raw": raw}
+    if rounded_exp(model):
+        values = apply_link_f32(model.link, raw, expf=exp_rounded_array)
     else:
-        out["values"] = predict_value(model, X)
+        values = outputs_of(model, raw)
+    if model.target.task == "classification":
+        out["proba"] = proba_of(model, values)
+        classes = np.asarray(model.target.classes, dtype=object)
+        out["prediction"] = classes[np.argmax(out["proba"], axis=1)]
+    else:
+        out["values"] = values
     return out
 
 

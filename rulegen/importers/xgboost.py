@@ -18,8 +18,8 @@ missing), and the predicted classes. How (measured against XGBoost 3.2, see the 
   objectives use ``-logf(1.0f / p - 1.0f)``, exp-link objectives ``logf(p)``, in float32 with the
   C library's ``logf`` (glibc's is not correctly rounded, so this matters); softmax and identity
   objectives use it unchanged.
-* links: the IR computes sigmoid / softmax / exp in float64 and rounds to float32; XGBoost
-  computes them in float32, so probabilities may differ by about one float32 ulp.
+* links: float32 models take XGBoost's float32 links (docs/IR.md), computed with the C
+  library's ``expf`` as XGBoost does, so probabilities are bit-identical too.
 * dart: ``weight_drop[i]`` becomes ``Tree.weight`` (XGBoost's ``float`` product ``leaf * w``
   equals the IR's float64 product rounded to float32).
 * categorical labels: with a category encoder in the model (``cats.enc``, 3.1+, trained on a
@@ -34,13 +34,10 @@ missing), and the predicted classes. How (measured against XGBoost 3.2, see the 
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import dataclasses
 import itertools
 import json
 import math
-import sys
 import warnings
 from fractions import Fraction
 from pathlib import Path
@@ -57,6 +54,7 @@ from rulegen.importers.xgboost_trees import (
     convert_tree,
     f32_array,
 )
+from rulegen.ir import libm
 from rulegen.ir.nodes import (
     CategoricalTest,
     Feature,
@@ -98,31 +96,13 @@ def _f32_text(s: str) -> float:
         f = np.float32(v)
     if float(f) == v or not math.isfinite(float(f)):
         return float(f)
-    lo, hi = (f, np.nextafter(f, np.float32(np.inf))) if float(f) < v else \
-        (np.nextafter(f, np.float32(-np.inf)), f)
+    with np.errstate(over="ignore"):  # FLT_MAX's next value up is infinity
+        lo, hi = (f, np.nextafter(f, np.float32(np.inf))) if float(f) < v else \
+            (np.nextafter(f, np.float32(-np.inf)), f)
     if v - float(lo) != float(hi) - v:
         return float(f)  # not a midpoint: the double rounding is harmless
     exact, mid = Fraction(s.strip()), Fraction(v)
     return float(hi) if exact > mid else float(lo) if exact < mid else float(f)
-
-
-def _libm_logf():
-    names = [ctypes.util.find_library("m"), "libm.so.6", "libm.dylib"]
-    if sys.platform == "win32":
-        names = ["ucrtbase", "msvcrt"]
-    for name in names:
-        if not name:
-            continue
-        try:
-            fn = ctypes.CDLL(name).logf
-        except (OSError, AttributeError):
-            continue
-        fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
-        return lambda x: float(np.float32(fn(float(x))))
-    return lambda x: float(np.float32(math.log(float(x))) if x > 0 else -math.inf if x == 0 else math.nan)
-
-
-_logf = _libm_logf()
 
 
 def _base_margin(p: float, transform: str | None, path: str) -> float:
@@ -132,11 +112,11 @@ def _base_margin(p: float, transform: str | None, path: str) -> float:
             raise Fail(path, f"a logistic objective needs a base_score in (0, 1), got {p!r}")
         with np.errstate(over="ignore", divide="ignore"):
             x = np.float32(np.float32(1) / p32) - np.float32(1)
-        return -_logf(x)
+        return -libm.logf(x)
     if transform == "log":  # std::log(base_score) in float
         if not p32 > 0:
             raise Fail(path, f"a log-link objective needs a positive base_score, got {p!r}")
-        return _logf(p32)
+        return libm.logf(p32)
     return float(p32)
 
 

@@ -90,7 +90,8 @@ def f32_array(values: np.ndarray, exact: bool) -> np.ndarray:
     off = (back != values) & np.isfinite(back)
     if off.any():
         v, b, g = values[off], back[off], f[off]
-        other = np.where(b < v, np.nextafter(g, np.float32(np.inf)), np.nextafter(g, np.float32(-np.inf)))
+        with np.errstate(over="ignore"):  # FLT_MAX's next value up is infinity
+            other = np.where(b < v, np.nextafter(g, np.float32(np.inf)), np.nextafter(g, np.float32(-np.inf)))
         if np.any(np.abs(v - b) == np.abs(other.astype(np.float64) - v)):
             raise Ambiguous
     return f

@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from rulegen.errors import DataError
+from rulegen.ir import libm
 from rulegen.ir.nodes import (
     Blend,
     CategoricalTest,
@@ -252,6 +253,34 @@ def apply_link(link: str, raw: np.ndarray) -> np.ndarray:
     raise ValueError(f"unknown link {link!r}")
 
 
+_EXP_CAP = np.float32(88.7)
+
+
+def apply_link_f32(link: str, raw: np.ndarray, expf=libm.expf_array) -> np.ndarray:
+    """The link in float32 as XGBoost computes it (docs/IR.md): float arithmetic and the C
+    library's ``expf`` (``expf=libm.exp_rounded_array`` gives what targets without one compute)."""
+    r = np.asarray(raw, dtype=np.float32)
+    one = np.float32(1)
+    with np.errstate(all="ignore"):
+        if link == "identity":
+            return r.copy()
+        if link == "exp":
+            return expf(r)
+        if link == "sigmoid":
+            v = -r
+            v = np.where(_EXP_CAP < v, _EXP_CAP, v)  # std::min(-x, 88.7f): NaN stays NaN
+            # XGBoost then adds 1e-16f, which changes no float32 sum >= 1
+            return one / (expf(v) + one)
+        if link == "softmax":
+            m = np.fmax.reduce(r, axis=1, keepdims=True)  # fmaxf: NaN scores are passed over
+            e = expf(r - m)
+            s = np.zeros(len(r))
+            for k in range(e.shape[1]):  # summed in double, left to right
+                s = s + e[:, k].astype(np.float64)
+            return e / s.astype(np.float32)[:, None]
+    raise ValueError(f"unknown link {link!r}")
+
+
 def predict_outputs(model: Model, X) -> np.ndarray:
     """Link applied to the raw scores, shape (n_rows, n_raw), in ``model.dtype``."""
     return outputs_of(model, raw_scores(model, X))
@@ -259,6 +288,8 @@ def predict_outputs(model: Model, X) -> np.ndarray:
 
 def outputs_of(model: Model, raw: np.ndarray) -> np.ndarray:
     """The link applied to raw scores, in ``model.dtype``."""
+    if model.dtype == "float32":
+        return apply_link_f32(model.link, raw)
     return apply_link(model.link, raw).astype(_NP_DTYPE[model.dtype])
 
 

@@ -213,11 +213,12 @@ def float32_test(feature: int, threshold: float) -> NumericTest:
     "<= 2.4499998"), "<=" on ties. A float64 bound would also be exact (see
     codegen.lower.float64_bound) but could never print as the short decimal.
     """
-    if math.isinf(threshold) or float(np.float32(threshold)) == threshold:
-        return NumericTest(feature, "<=", float(threshold), "float32")
-    t = np.float32(threshold)
-    lo = t if float(t) < threshold else np.nextafter(t, np.float32(-np.inf))
-    hi = np.nextafter(lo, np.float32(np.inf))
+    with np.errstate(over="ignore"):  # at FLT_MAX the next value up is infinity
+        t = np.float32(threshold)
+        if math.isinf(threshold) or float(t) == threshold:
+            return NumericTest(feature, "<=", float(threshold), "float32")
+        lo = t if float(t) < threshold else np.nextafter(t, np.float32(-np.inf))
+        hi = np.nextafter(lo, np.float32(np.inf))
     if _f32_digits(hi) < _f32_digits(lo):
         return NumericTest(feature, "<", float(hi), "float32")
     return NumericTest(feature, "<=", float(lo), "float32")

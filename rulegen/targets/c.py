@@ -16,7 +16,7 @@ Exactness notes (docs/IR.md is the specification):
   :func:`rulegen.codegen.lower.float64_bound`. "Go left when ``x <= t``, missing left" is
   written ``!(x > t)``, which is NaN-safe with no isnan call.
 - float32 models accumulate in ``float`` (every C ``float`` operation rounds to float with
-  FLT_EVAL_METHOD 0); the link runs in double and the outputs are rounded to float.
+  FLT_EVAL_METHOD 0), and their link runs in float with ``expf`` as XGBoost's does (docs/IR.md).
 - FMA contraction: gcc 12 ignores ``#pragma STDC FP_CONTRACT OFF`` (a -Wunknown-pragmas error
   under -Wall -Werror) and, with ``-std=gnu99 -ffp-contract=fast -march=native``, does fuse
   ``s + w*x`` even across statements. So every product that feeds an addition (oblique sums,

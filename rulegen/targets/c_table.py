@@ -96,7 +96,7 @@ def leaf_kind(model: Model, tree: Tree) -> str:
 
 
 def _prev(t: float) -> float:
-    return float(np.nextafter(t, -math.inf))
+    return math.nextafter(t, -math.inf)
 
 
 def _numeric(test: NumericTest, missing_first: bool):

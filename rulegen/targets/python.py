@@ -31,7 +31,7 @@ from rulegen.targets.python_tree import (  # noqa: F401  (limits re-exported for
 )
 
 # A module named like one the generated code imports would shadow it when imported itself.
-_IMPORTED = frozenset({"math", "struct"})
+_IMPORTED = frozenset({"ctypes", "math", "struct"})
 # How much of the feature list the module docstring spells out (FEATURES always has it all).
 DOC_FEATURES = 50
 DOC_CATEGORIES = 10
@@ -75,7 +75,7 @@ class PythonTarget(Target):
         if f32:
             helpers.add("f32")
         if model.link != "identity":
-            helpers.add("exp")
+            helpers.add("expf" if f32 else "exp")
         if classifier:
             helpers.add("argmax")
         inputs, levels_consts = [], []
@@ -91,7 +91,8 @@ class PythonTarget(Target):
         binary = classifier and model.n_raw == 1 and len(model.target.classes) == 2
         return {
             "docstring": py_docstring(self._docstring(model, stem)),
-            "imports": [m for m, need in (("math", "exp" in helpers), ("struct", f32)) if need],
+            "imports": [m for m, need in (("ctypes", "expf" in helpers), ("math", helpers & {"exp", "expf"}),
+                                          ("struct", f32)) if need],
             "categorical": [j for j, f in enumerate(model.features) if f.kind == "categorical"],
             "features": [py_str(f.name) for f in model.features],
             "task": py_str(model.target.task),
@@ -132,14 +133,17 @@ class PythonTarget(Target):
 
     @staticmethod
     def _link(model: Model) -> list[str]:
-        """_outputs(raw): the link in float64 (IR.md), then rounded to the model's dtype."""
-        r = "_f32(v)" if model.dtype == "float32" else "v"
+        """_outputs(raw): the link in float64, or XGBoost's float32 link for float32 models
+        (docs/IR.md)."""
+        if model.dtype == "float32":
+            return _link_f32(model.link)
+        r = "v"
         if model.link == "identity":
-            return [f"return [{r} for v in raw]" if r != "v" else "return raw"]
+            return ["return raw"]
         if model.link == "sigmoid":
-            return ["out = [1.0 / (1.0 + _exp(-v)) for v in raw]", f"return [{r} for v in out]"]
+            return ["return [1.0 / (1.0 + _exp(-v)) for v in raw]"]
         if model.link == "exp":
-            return ["out = [_exp(v) for v in raw]", f"return [{r} for v in out]"]
+            return ["return [_exp(v) for v in raw]"]
         return [  # softmax
             "m = raw[0]",
             "for v in raw:  # the maximum, or NaN if any score is NaN (as numpy.max)",
@@ -149,7 +153,7 @@ class PythonTarget(Target):
             "s = e[0]",
             "for v in e[1:]:  # summed left to right",
             "    s = s + v",
-            f"return [{'_f32(v / s)' if r != 'v' else 'v / s'} for v in e]",
+            "return [v / s for v in e]",
         ]
 
     @staticmethod
@@ -198,3 +202,25 @@ class PythonTarget(Target):
         if len(model.features) > DOC_FEATURES:
             lines.append(f"    ... and {len(model.features) - DOC_FEATURES} more (see FEATURES)")
         return "\n".join(lines) + "\n"
+
+
+def _link_f32(link: str) -> list[str]:
+    """XGBoost's float links: every operation rounded to float32, expf from the C library."""
+    if link == "identity":
+        return ["return [_f32(v) for v in raw]"]
+    if link == "exp":
+        return ["return [_expf(v) for v in raw]"]
+    if link == "sigmoid":  # 1 / (expf(min(-x, 88.7f)) + 1); NaN stays NaN
+        return ["return [_f32(1.0 / _f32(_expf(_EXP_CAP if _EXP_CAP < -v else -v) + 1.0)) for v in raw]"]
+    return [  # softmax
+        "m = raw[0]",
+        "for v in raw:  # fmaxf: the largest, NaN passed over",
+        "    if v > m or m != m:",
+        "        m = v",
+        "e = [_expf(_f32(v - m)) for v in raw]",
+        "s = 0.0",
+        "for v in e:  # summed in double, left to right",
+        "    s = s + v",
+        "s = _f32(s)",
+        "return [_f32(v / s) for v in e]",
+    ]

@@ -103,5 +103,16 @@ def _header(model: Model, d: Dialect, n_nodes: int) -> list[str]:
     if t.task == "classification":
         lines.append("classes: " + ", ".join(repr(c) for c in t.classes))
     lines.append("NULL is missing" + ("; NaN is missing too" if d.nan_largest else ""))
+    if rounded_exp(model):
+        lines.append("the float32 link's exp is computed in double and rounded to float32: SQL has "
+                     "no expf. glibc's expf differs from that on about 1 in 13,000 inputs, so a "
+                     "probability can be one float32 ulp from XGBoost's (docs/IMPORTERS.md)")
     lines += d.notes(n_nodes)
     return [sql_comment(x) for x in lines]
+
+
+def rounded_exp(model: Model) -> bool:
+    """Whether the query computes a float32 link's ``expf`` as exp rounded to float32 (docs/IR.md):
+    true for ensembles; one tree's outputs are the evaluator's, folded in at generation."""
+    return (model.dtype == "float32" and model.link != "identity"
+            and not Query.folds_outputs(model))

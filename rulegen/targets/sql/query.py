@@ -230,9 +230,14 @@ class Query:
 
     # --- the whole query ------------------------------------------------------------------
 
+    @staticmethod
+    def folds_outputs(model: Model) -> bool:
+        """One tree without blends: every leaf's outputs are computed at generation."""
+        return len(model.trees) == 1 and not has_blend(model.trees[0])
+
     def build(self, raw: bool) -> list[Output]:
         m, d = self.m, self.d
-        if len(m.trees) == 1 and not has_blend(m.trees[0]):
+        if self.folds_outputs(m):
             return self._one_tree(raw)
         # acc[k]: (expression, refs, pending) -- pending: an unrounded float32 sum (SQLite)
         acc = {k: (self.num(self.rnd(b)), frozenset(), False) for k, b in enumerate(m.base_score)}
@@ -372,6 +377,8 @@ class Query:
         m, d, p, num = self.m, self.d, self.p, self.num
         if m.link == "identity":
             return a
+        if self.f32:
+            return self._link_f32(a, r)
         refs = frozenset(a)
         if m.link == "softmax":
             self.steps.append(Step("softmax: maximum", [Col(p("m"), d.greatest(r), refs)]))
@@ -390,12 +397,47 @@ class Query:
         else:
             raise UnsupportedFeatureError("sql", f"link {m.link!r}")
         self.steps.append(Step(f"link: {m.link}", cols))
-        y = [c.name for c in cols]
-        if not self.f32:
-            return y
-        self.steps.append(Step("round the outputs to float32", [
-            Col(p(f"z{k}"), d.f32_round(q(x)), frozenset({x})) for k, x in enumerate(y)]))
-        return [p(f"z{k}") for k in range(len(y))]
+        return [c.name for c in cols]
+
+    def _link_f32(self, a: list[str], r: list[str]) -> list[str]:
+        """XGBoost's float32 link (docs/IR.md). SQL has no expf: exp runs in double and is
+        rounded to float32, which differs from glibc's expf on about 1 in 13,000 inputs
+        (one float32 ulp). Every other operation is a float32 one, done exactly."""
+        m, d, p, num = self.m, self.d, self.p, self.num
+        link, n = m.link, len(a)
+        step = lambda title, names, exprs, refs: self.steps.append(Step(title, [
+            Col(p(nm), e, frozenset(rf)) for nm, e, rf in zip(names, exprs, refs)]))
+        names = lambda c: [f"{c}{k}" for k in range(n)]
+        dbl = lambda c: [d.to_double(q(p(x))) for x in names(c)]
+        if link == "softmax":
+            step("softmax: maximum", ["m"], [d.greatest(r)], [a])
+            step("softmax: differences in float32", names("d"),
+                 [d.f32_round(f"{x} - {q(p('m'))}") for x in r], [{x, p("m")} for x in a])
+            exps = dbl("d")
+        elif link == "sigmoid":  # expf(min(-x, 88.7f)); NaN stays NaN
+            cap = num(float(np.float32(88.7)))
+            exps = [f"CASE WHEN -{x} > {cap} THEN {cap} ELSE -{x} END" for x in r]
+        else:
+            exps = r
+        step(f"{link}: exponentials", names("t"), [d.exp(x) for x in exps],
+             [{p(x)} for x in names("d")] if link == "softmax" else [{x} for x in a])
+        step(f"{link}: exponentials in float32", names("e"),
+             [d.f32_round(q(p(x))) for x in names("t")], [{p(x)} for x in names("t")])
+        if link == "exp":
+            return [p(x) for x in names("e")]
+        e = dbl("e")
+        if link == "sigmoid":
+            step("sigmoid: 1 + e in float32", names("u"), [d.f32_sum(f"{x} + {num(1.0)}") for x in e],
+                 [{p(x)} for x in names("e")])
+            step("link: sigmoid", names("y"), [d.f32_round(f"{num(1.0)} / {x}") for x in dbl("u")],
+                 [{p(x)} for x in names("u")])
+        else:
+            step("softmax: sum in double", ["s"], [" + ".join(e)], [{p(x) for x in names("e")}])
+            step("softmax: sum in float32", ["s32"], [d.f32_round(q(p("s")))], [{p("s")}])
+            s32 = d.to_double(q(p("s32")))
+            step("link: softmax", names("y"), [d.f32_round(f"{x} / {s32}") for x in e],
+                 [{p(x), p("s32")} for x in names("e")])
+        return [p(x) for x in names("y")]
 
 
 def _guarded(model: Model) -> tuple[float, set[int]]:

@@ -117,7 +117,7 @@ def predict_raw(row):
 
 
 def _outputs(raw):
-    """The link (identity) applied to the raw scores in float64, then rounded to float64."""
+    """The link (identity) applied to the raw scores, in float64."""
     return raw
 
 

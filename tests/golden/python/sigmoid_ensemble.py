@@ -253,9 +253,8 @@ def predict_raw(row):
 
 
 def _outputs(raw):
-    """The link (sigmoid) applied to the raw scores in float64, then rounded to float64."""
-    out = [1.0 / (1.0 + _exp(-v)) for v in raw]
-    return [v for v in out]
+    """The link (sigmoid) applied to the raw scores, in float64."""
+    return [1.0 / (1.0 + _exp(-v)) for v in raw]
 
 
 def predict_proba(row):
