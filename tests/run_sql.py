@@ -12,8 +12,8 @@ or step by step::
     res.prediction, res.proba, res.raw, res.values
 
 Rows are what SQL tables hold (``labels_for``): labels for categorical features, None for
-missing. ``missing="nan"`` stores missing numeric values as NaN instead of NULL (DuckDB and
-PostgreSQL have NaN; SQLite turns NaN into NULL anyway).
+missing. ``missing="nan"`` stores missing numeric values as NaN instead of NULL, and
+``missing="mixed"`` every other row's, in engines that keep NaN (SQLite stores NaN as NULL).
 
 The table gets one more column, ``row_column(model)``, numbering the rows. When the query
 returns it (``check_sql`` generates with ``passthrough=[row_column(model)]``) the output is
@@ -21,53 +21,38 @@ sorted by it; PostgreSQL does not return a plain scan in insertion order (a row 
 free space of an earlier page). Either way ``run_sql`` then checks that the returned feature
 columns equal the rows loaded, in order.
 
-PostgreSQL needs a connection: ``run_sql(..., conn=psycopg.connect(dsn))``.
+Each engine is a class in tests/engines.py; without ``conn`` the engine's shared connection is
+used (PostgreSQL's server starts on first use).
 """
 
 from __future__ import annotations
 
 import math
-import sqlite3
 from dataclasses import dataclass
 
 import numpy as np
 
-from rulegen.ir.evaluate import apply_link_f32, outputs_of, proba_of, raw_scores
+from engines import ENGINES as _ENGINES
+from engines import engine
+
+from rulegen.ir.evaluate import apply_link, apply_link_f32, outputs_of, proba_of, raw_scores
 from rulegen.ir.libm import exp_rounded_array
 from rulegen.ir.nodes import Model
 from rulegen.targets.sql import rounded_exp
 
-ENGINES = ("sqlite", "duckdb", "postgres")
-
-_TYPES = {  # (numeric, integer labels, text labels)
-    "sqlite": ("REAL", "INTEGER", "TEXT"),
-    "duckdb": ("DOUBLE", "BIGINT", "VARCHAR"),
-    "postgres": ("double precision", "bigint", "text"),
-}
-
-
-def _q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+ENGINES = tuple(_ENGINES)  # every engine the tests run SQL in (tests/engines.py)
 
 
 def connect(dialect: str, dsn: str | None = None):
-    if dialect == "sqlite":
-        return sqlite3.connect(":memory:")
-    if dialect == "duckdb":
-        import duckdb
-        return duckdb.connect()
-    if dialect == "postgres":
-        import psycopg
-        return psycopg.connect(dsn, autocommit=True)
-    raise ValueError(f"unknown engine {dialect!r}")
+    """A new connection to ``dialect``'s engine (PostgreSQL: to ``dsn``, or the shared one)."""
+    return engine(dialect).connect(dsn)
 
 
-def _column_type(feature, dialect: str) -> str:
-    numeric, integer, text = _TYPES[dialect]
+def _kind(feature) -> str:
     if feature.kind == "numeric":
-        return numeric
+        return "numeric"
     ints = all(isinstance(c, int) and not isinstance(c, bool) for c in feature.categories)
-    return integer if ints else text
+    return "integer" if ints else "text"
 
 
 def row_column(model: Model) -> str:
@@ -84,38 +69,18 @@ def load_table(conn, dialect: str, model: Model, rows, table: str = "data",
     """(Re)create ``table`` with one column per feature plus ``row_column(model)`` (0, 1,
     ...) and insert ``rows``. Returns the rows as stored (missing numeric values as None
     or NaN), without the row number."""
-    if missing not in ("null", "nan"):
-        raise ValueError("missing must be 'null' or 'nan'")
+    if missing not in ("null", "nan", "mixed"):
+        raise ValueError("missing must be 'null', 'nan' or 'mixed'")
+    nan = engine(dialect).has_nan and missing != "null"
     stored = []
-    for row in rows:
+    for i, row in enumerate(rows):
         out = list(row)
-        if missing == "nan":
+        if nan and (missing == "nan" or i % 2):
             out = [math.nan if v is None and f.kind == "numeric" else v
                    for v, f in zip(out, model.features)]
         stored.append(out)
-    cols = ", ".join([f"{_q(row_column(model))} {_TYPES[dialect][1]}"] + [
-        f"{_q(f.name)} {_column_type(f, dialect)}" for f in model.features])
-    cur = conn.cursor()
-    cur.execute(f"DROP TABLE IF EXISTS {_q(table)}")
-    cur.execute(f"CREATE TABLE {_q(table)} ({cols})")
-    numbered = [[i] + r for i, r in enumerate(stored)]
-    if dialect == "postgres":
-        # COPY, not executemany: psycopg prepares a repeated INSERT, and the prepared
-        # statement keeps the parameter types of an earlier table with the same name
-        with cur.copy(f"COPY {_q(table)} FROM STDIN") as copy:
-            for row in numbered:
-                copy.write_row(row)
-    elif dialect == "duckdb":
-        # one statement with a list per column (executemany runs one INSERT per row)
-        types = [_TYPES[dialect][1]] + [_column_type(f, dialect) for f in model.features]
-        cols = [list(c) for c in zip(*numbered)] if numbered else [[] for _ in types]
-        unnest = ", ".join(f"UNNEST(${i + 1}::{t}[])" for i, t in enumerate(types))
-        cur.execute(f"INSERT INTO {_q(table)} SELECT {unnest}", cols)
-    elif numbered:
-        marks = ", ".join(["?"] * (len(model.features) + 1))
-        cur.executemany(f"INSERT INTO {_q(table)} VALUES ({marks})", numbered)
-    if dialect == "sqlite":
-        conn.commit()
+    columns = [(row_column(model), "integer")] + [(f.name, _kind(f)) for f in model.features]
+    engine(dialect).load(conn, table, columns, [[i] + r for i, r in enumerate(stored)])
     return stored
 
 
@@ -177,20 +142,12 @@ def run_sql(sql: str, model: Model, rows, dialect: str = "sqlite", *, table: str
             conn=None, missing: str = "null") -> SqlResult:
     """Load ``rows`` into ``table``, run ``sql`` (a full query from the SQL target) and
     return its output. Raises AssertionError if the rows come back in another order."""
-    own = conn is None
-    conn = connect(dialect) if own else conn
-    try:
-        stored = load_table(conn, dialect, model, rows, table, missing)
-        # the engine's ordinary client: PostgreSQL's text protocol prints a double as its
-        # shortest exact decimal (a real would print as a float32 decimal: not what we return)
-        cur = conn.cursor()
-        cur.execute(sql)
-        result = cur.fetchall()
-        columns = [d[0] for d in cur.description]
-    finally:
-        if own:
-            conn.close()
-    res = SqlResult(model, columns, [tuple(r) for r in result], dialect)
+    conn = engine(dialect).connection() if conn is None else conn
+    stored = load_table(conn, dialect, model, rows, table, missing)
+    # the engine's ordinary client: PostgreSQL's text protocol prints a double as its
+    # shortest exact decimal (a real would print as a float32 decimal: not what we return)
+    columns, result = engine(dialect).fetch(conn, sql)
+    res = SqlResult(model, columns, result, dialect)
     if row_column(model) in columns:
         i = columns.index(row_column(model))
         res.rows.sort(key=lambda r: r[i])
@@ -205,14 +162,17 @@ def run_sql(sql: str, model: Model, rows, dialect: str = "sqlite", *, table: str
     return res
 
 
-def expected(model: Model, X: np.ndarray) -> dict:
+def expected(model: Model, X: np.ndarray, dialect: str = "sqlite") -> dict:
     """What the evaluator says for codes ``X``: raw, proba / values, class labels. SQL has no
     float32 ``expf``: float32 links take exp rounded to float32 (docs/IR.md), the one place
     SQL is compared with something other than the evaluator's own arithmetic."""
     raw = raw_scores(model, X)
     out = {"raw": raw}
+    exp = engine(dialect).exp
     if rounded_exp(model):
-        values = apply_link_f32(model.link, raw, expf=exp_rounded_array)
+        values = apply_link_f32(model.link, raw, expf=_rounded(exp) if exp else exp_rounded_array)
+    elif exp is not None and model.dtype == "float64":
+        values = apply_link(model.link, raw, exp=exp)
     else:
         values = outputs_of(model, raw)
     if model.target.task == "classification":
@@ -222,6 +182,14 @@ def expected(model: Model, X: np.ndarray) -> dict:
     else:
         out["values"] = values
     return out
+
+
+def _rounded(exp):
+    """exp of float32 values in the engine's double exp, rounded to float32."""
+    def f(a):
+        with np.errstate(over="ignore"):
+            return exp(np.asarray(a, dtype=np.float64)).astype(np.float32)
+    return f
 
 
 def _mismatch(name: str, got: np.ndarray, want: np.ndarray) -> str | None:
@@ -238,7 +206,7 @@ def _mismatch(name: str, got: np.ndarray, want: np.ndarray) -> str | None:
 
 def compare(res: SqlResult, model: Model, X: np.ndarray) -> None:
     """Assert the SQL output equals the evaluator bit for bit (-0.0 == 0.0)."""
-    want = expected(model, X)
+    want = expected(model, X, res.dialect)
     problems = []
     if res.raw is not None:
         problems.append(_mismatch("raw", res.raw, want["raw"]))
@@ -258,32 +226,9 @@ def compare(res: SqlResult, model: Model, X: np.ndarray) -> None:
         raise AssertionError("; ".join(problems))
 
 
-_PG_CONN = None
-
-
 def postgres_connection():
-    """One throwaway PostgreSQL server per test process (tests/pgserver.py), started on first
-    use and stopped at exit. Skips when it cannot start; under CI that is a failure (conftest)."""
-    global _PG_CONN
-    if _PG_CONN is None:
-        import atexit
-
-        import pytest
-        from pgserver import PgServer
-
-        server = PgServer()
-        why = server.why_unavailable()
-        if why:
-            pytest.skip(f"PostgreSQL tests cannot run: {why}")
-        conn = connect("postgres", server.start())
-
-        def _stop():
-            conn.close()
-            server.stop()
-
-        atexit.register(_stop)
-        _PG_CONN = conn
-    return _PG_CONN
+    """The test process's PostgreSQL connection (tests/engines.py)."""
+    return engine("postgres").connection()
 
 
 def check_sql(model: Model, X: np.ndarray, dialect: str = "sqlite", *, conn=None,
@@ -294,8 +239,6 @@ def check_sql(model: Model, X: np.ndarray, dialect: str = "sqlite", *, conn=None
 
     from rulegen.targets.sql import SqlTarget
 
-    if dialect == "postgres" and conn is None:
-        conn = postgres_connection()
     options.setdefault("raw", True)
     options.setdefault("passthrough", [row_column(model)])
     sql = SqlTarget().generate(model, dialect=dialect, **options)["model.sql"]

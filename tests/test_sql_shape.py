@@ -13,7 +13,8 @@ import irfixtures as fx
 from irfixtures import hostile_model
 import numpy as np
 import pytest
-from run_sql import check_sql, compare, connect, row_column, run_sql
+from engines import engine
+from run_sql import ENGINES, check_sql, compare, connect, row_column, run_sql
 
 from rulegen.errors import IRValidationError, RulegenError
 from rulegen.ir.nodes import (
@@ -35,16 +36,14 @@ from rulegen.ir.validate import validate
 from rulegen.targets.sql import SqlTarget
 from rulegen.targets.sql.dialects import DIALECTS
 
-ENGINES = ("sqlite", "duckdb", "postgres")
-
-
 def _run(model, X, dialect, **options):
-    conn = None
-    if dialect == "postgres":
-        from run_sql import postgres_connection
-        conn = postgres_connection()
-    return check_sql(model, X, dialect, conn=conn, missing="nan" if dialect != "sqlite" else "null",
-                     **options)
+    return check_sql(model, X, dialect, missing="mixed", **options)
+
+
+def _select(dialect: str, names: list[str], frag: str) -> str:
+    """SELECT the named columns and an expressions-only fragment from the test table."""
+    q = DIALECTS[dialect].quote
+    return f"SELECT {', '.join(map(q, names))},\n{frag}\nFROM {q('data')} AS {q('t')}"
 
 
 # --- hostile text ------------------------------------------------------------------------
@@ -65,14 +64,8 @@ def test_hostile_text_in_expressions_only(dialect):
     model = hostile_model()
     X = fx.probe_rows(model, limit=300)
     frag = SqlTarget().generate(model, dialect=dialect, expressions_only=True, raw=True)["model.sql"]
-    cols = ", ".join('"' + n.replace('"', '""') + '"'
-                     for n in [row_column(model)] + [f.name for f in model.features])
-    conn = None
-    if dialect == "postgres":
-        from run_sql import postgres_connection
-        conn = postgres_connection()
-    res = run_sql(f'SELECT {cols},\n{frag}\nFROM "data" AS "t"', model, fx.labels_for(model, X),
-                  dialect, conn=conn)
+    names = [row_column(model)] + [f.name for f in model.features]
+    res = run_sql(_select(dialect, names, frag), model, fx.labels_for(model, X), dialect)
     compare(res, model, X)
 
 
@@ -184,12 +177,8 @@ def test_nesting_at_and_past_the_limit(dialect, kind):
             _run(model, X, dialect)
             _run(model, X, dialect, expressions_only=False, comments=False)
             frag = SqlTarget().generate(model, dialect=dialect, expressions_only=True)["model.sql"]
-            conn = None
-            if dialect == "postgres":
-                from run_sql import postgres_connection
-                conn = postgres_connection()
-            res = run_sql(f'SELECT "{row_column(model)}", "x", "y", "c", {frag} FROM "data"', model,
-                          fx.labels_for(model, X), dialect, conn=conn)
+            res = run_sql(_select(dialect, [row_column(model), "x", "y", "c"], frag), model,
+                          fx.labels_for(model, X), dialect)
             compare(res, model, X)
 
 
@@ -215,21 +204,16 @@ def test_float32_outputs_come_back_as_exact_doubles(dialect):
         X = fx.probe_rows(model, limit=400)
         res = _run(model, X, dialect, raw=True)
         assert len(res.rows) == len(X)
-    if dialect == "sqlite":
-        return
+    e = engine(dialect)
+    if e.double_result is None:
+        return  # SQLite: no column types
     sql = SqlTarget().generate(model, dialect=dialect, raw=True)["model.sql"]
-    conn = connect(dialect) if dialect == "duckdb" else None
-    if conn is None:
-        from run_sql import postgres_connection
-        conn = postgres_connection()
+    conn = e.connection()
     from run_sql import load_table
     load_table(conn, dialect, model, fx.labels_for(model, X[:3]))
-    cur = conn.cursor()
-    cur.execute(sql)
-    types = {d[0]: d[1] for d in cur.description}
-    want = 701 if dialect == "postgres" else "DOUBLE"  # float8's type oid
+    types = e.result_types(conn, sql)
     outs = [f"prob_{c}" for c in model.target.classes] + ["raw_0"]
-    assert all(str(types[c]) == str(want) for c in outs), types
+    assert all(types[c] == e.double_result for c in outs), types
 
 
 # --- PostgreSQL's JIT -----------------------------------------------------------------------
@@ -285,13 +269,10 @@ def test_json_literals_stay_lossless_in_every_dialect():
     vals += list(rng.standard_normal(50) * 10.0 ** rng.integers(-300, 300, 50))
     for dialect in ENGINES:
         d = DIALECTS[dialect]
-        query = "SELECT " + ", ".join(d.num(v) for v in vals)
-        if dialect == "postgres":
-            from run_sql import postgres_connection
-            row = postgres_connection().execute(query).fetchone()
-        else:
-            row = connect(dialect).execute(query).fetchone()
-        got = [float(x) for x in row]
+        query = "SELECT " + ", ".join(f"{d.num(v)} AS {d.quote(f'v{i}')}" for i, v in enumerate(vals))
+        e = engine(dialect)
+        _, rows = e.fetch(e.connection(), query)
+        got = [float(x) for x in rows[0]]
         assert got == vals and [math.copysign(1, g) for g in got] == [math.copysign(1, v) for v in vals]
         json.dumps(got)  # plain floats
 

@@ -10,7 +10,8 @@ import time
 import irfixtures as fx
 import numpy as np
 import pytest
-from run_sql import check_sql, compare, connect, row_column, run_sql
+from engines import engine
+from run_sql import ENGINES, check_sql, compare, connect, row_column, run_sql
 
 from rulegen.codegen.lower import float64_bound
 from rulegen.errors import RulegenError, UnsupportedFeatureError
@@ -37,7 +38,8 @@ from rulegen.targets.sql.dialects import base as sd
 from rulegen.targets.sql import SqlTarget
 
 import duckdb  # noqa: E402,F401 - a declared test dependency: fail, never skip
-ENGINES = ("sqlite", "duckdb")
+# every model in every engine: SQLite, DuckDB with NULL and with NaN, the others with both
+MATRIX = ["sqlite", "duckdb", "duckdb-nan"] + [f"{e}-mixed" for e in ENGINES if e not in ("sqlite", "duckdb")]
 # the evaluator itself warns when exp_overflow's float32 output rounds to infinity
 pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")
 
@@ -256,12 +258,12 @@ ALL = {**fx.all_models(), **edge_models()}
 
 
 @pytest.mark.parametrize("dtype", ["model", "float32"])
-@pytest.mark.parametrize("engine", ["sqlite", "duckdb", "duckdb-nan"])
+@pytest.mark.parametrize("engine", MATRIX)
 @pytest.mark.parametrize("name", sorted(ALL))
 def test_model_matches_evaluator(name, engine, dtype):
     model = ALL[name] if dtype == "model" else as_float32(ALL[name])
-    dialect, _, nan = engine.partition("-")
-    check_sql(model, rows_for(model), dialect, missing="nan" if nan else "null")
+    dialect, _, missing = engine.partition("-")
+    check_sql(model, rows_for(model), dialect, missing=missing or "null")
 
 
 @pytest.mark.parametrize("dialect", ENGINES)
@@ -315,9 +317,9 @@ def test_expressions_only(name, dialect):
     X = rows_for(model, limit=300)
     frag = SqlTarget().generate(model, dialect=dialect, expressions_only=True, raw=True)["model.sql"]
     assert not frag.rstrip().endswith(";")
-    cols = ", ".join('"' + n.replace('"', '""') + '"'
-                     for n in [row_column(model)] + [f.name for f in model.features])
-    sql = f'SELECT {cols},\n{frag}\nFROM "data" AS "t"'
+    q = DIALECTS[dialect].quote
+    cols = ", ".join(map(q, [row_column(model)] + [f.name for f in model.features]))
+    sql = f"SELECT {cols},\n{frag}\nFROM {q('data')} AS {q('t')}"
     res = run_sql(sql, model, fx.labels_for(model, X), dialect)
     compare(res, model, X)
 
@@ -399,16 +401,13 @@ def _f32_cases() -> np.ndarray:
 @pytest.mark.parametrize("dialect", ENGINES)
 def test_f32_round_matches_numpy(dialect):
     vals = _f32_cases()
-    con = connect(dialect)
-    if dialect == "duckdb":
-        con.execute('CREATE TABLE v AS SELECT UNNEST($1::DOUBLE[]) AS "x"', [[float(v) for v in vals]])
-    else:
-        con.execute('CREATE TABLE v ("x" REAL)')
-        con.executemany("INSERT INTO v VALUES (?)", [(float(v),) for v in vals])
+    e = engine(dialect)
+    con = e.connection()
+    e.load(con, "v", [("x", "numeric")], [[float(v)] for v in vals])
     d = DIALECTS[dialect]
-    expr = d.f32_round('"x"')
-    got = np.array([r[0] for r in con.execute(f"SELECT {d.to_double(expr)} FROM v").fetchall()],
-                   dtype=np.float64)
+    expr = d.f32_round(d.quote("x"))
+    _, rows = e.fetch(con, f"SELECT {d.to_double(expr)} FROM {d.quote('v')}")
+    got = np.array([r[0] for r in rows], dtype=np.float64)
     with np.errstate(over="ignore"):
         want = vals.astype(np.float32).astype(np.float64)
     assert np.array_equal(got, want)

@@ -235,17 +235,20 @@ def _exp_array(a: np.ndarray) -> np.ndarray:
         return _vexp(a).astype(np.float64)
 
 
-def apply_link(link: str, raw: np.ndarray) -> np.ndarray:
+def apply_link(link: str, raw: np.ndarray, exp=None) -> np.ndarray:
+    """The link in float64 (docs/IR.md) with the C library's exp, or ``exp`` (a vectorised
+    float64 function: what an engine with another exp computes)."""
     raw = np.asarray(raw, dtype=np.float64)
+    exp = exp or _exp_array
     if link == "identity":
         return raw.copy()
     if link == "sigmoid":
-        return 1.0 / (1.0 + _exp_array(-raw))
+        return 1.0 / (1.0 + exp(-raw))
     if link == "exp":
-        return _exp_array(raw)
+        return exp(raw)
     if link == "softmax":
         m = raw.max(axis=1, keepdims=True)
-        e = _exp_array(raw - m)
+        e = exp(raw - m)
         s = e[:, 0].copy()
         for k in range(1, e.shape[1]):
             s = s + e[:, k]

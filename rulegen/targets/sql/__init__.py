@@ -25,12 +25,12 @@ liveness, fences) -> ``templates/sql``. C4.5's blended trees take :mod:`.blend` 
 from __future__ import annotations
 
 from rulegen.codegen.jinja import render
-from rulegen.codegen.literals import sql_comment, sql_identifier
+from rulegen.codegen.literals import sql_comment
 from rulegen.errors import RulegenError
 from rulegen.ir.nodes import Model
 from rulegen.targets.base import Target
 from rulegen.targets.sql.dialects import DIALECTS, Dialect
-from rulegen.targets.sql.plan import Output, q, render_steps
+from rulegen.targets.sql.plan import Output, render_steps
 from rulegen.targets.sql.query import Query
 
 
@@ -59,15 +59,15 @@ class SqlTarget(Target):
             items = []
             for o in outputs:
                 steps, _ = render_steps(query.steps, [o], originals, query.prefix, comments, d.fence,
-                                         d.fence_cost)
-                items.append({"steps": steps, "expr": o.expr, "alias": q(o.alias)})
+                                         d.fence_cost, d.quote)
+                items.append({"steps": steps, "expr": o.expr, "alias": d.quote(o.alias)})
             text = render("sql/expressions.j2", {"header": header, "items": items})
         else:
-            keep = [Output(n, q(n), frozenset({n})) for n in originals]
+            keep = [Output(n, d.quote(n), frozenset({n})) for n in originals]
             steps, finals = render_steps(query.steps, keep + outputs, originals, query.prefix,
-                                         comments, d.fence, d.fence_cost)
+                                         comments, d.fence, d.fence_cost, d.quote)
             text = render("sql/query.j2", {"header": header, "steps": steps, "finals": finals,
-                                           "table": ".".join(map(sql_identifier, parts))})
+                                           "table": ".".join(map(d.quote, parts))})
         return {f"{name}.sql": text}
 
 

@@ -43,7 +43,7 @@ from rulegen.ir.nodes import (
     Tree,
 )
 from rulegen.targets.sql.dialects import Dialect
-from rulegen.targets.sql.plan import Col, q
+from rulegen.targets.sql.plan import Col
 from rulegen.targets.sql.routing import oblique_key
 
 UNSEEN = -1  # the "any label not in the feature's list" member of a categorical set
@@ -343,9 +343,9 @@ def blend_phases(conds: Conditions, t: int, tree: Tree, width: int, name, inputs
                                  leaf_note(t, a.leaf, tree.nodes[a.leaf]),
                                  cost=1.0 + (a.condition or "").count(" AND ")))
         for k in range(width):
-            terms = [f"{q(name(f't{t}_{a.leaf}'))} * {num(tree.nodes[a.leaf].value[k])}" for a in chunk]
+            terms = [f"{conds.dialect.quote(name(f't{t}_{a.leaf}'))} * {num(tree.nodes[a.leaf].value[k])}" for a in chunk]
             refs = {name(f"t{t}_{a.leaf}") for a in chunk} | ({name(f"b{t}_{k}")} if j else set())
             phases[j + 1].append(Col(name(f"b{t}_{k}"), " + ".join([sums[k]] + terms),
                                      frozenset(refs), f"tree {t}: blended output {k}"))
-            sums[k] = q(name(f"b{t}_{k}"))
+            sums[k] = conds.dialect.quote(name(f"b{t}_{k}"))
     return phases, {k: name(f"b{t}_{k}") for k in range(width)}

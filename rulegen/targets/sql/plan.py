@@ -52,17 +52,15 @@ class RenderedStep:
     fence: str  # "" or the dialect's fence
 
 
-def q(name: str) -> str:
-    return sql_identifier(name)
-
-
 def render_steps(steps: list[Step], outputs: list[Output], originals: list[str], prefix: str,
-                 comments: bool, fence: str, fence_cost=None) -> tuple[list[RenderedStep], list[str]]:
+                 comments: bool, fence: str, fence_cost=None,
+                 quote=sql_identifier) -> tuple[list[RenderedStep], list[str]]:
     """Prune dead columns and steps, choose the fences, and lay out each step's SELECT list.
 
     ``originals`` are the table columns step 0 may pass through without defining them;
-    ``fence_cost(n)`` is what fencing a step of n columns costs, in the unit of Col.cost.
-    Returns the steps and the final SELECT items."""
+    ``fence_cost(n)`` is what fencing a step of n columns costs, in the unit of Col.cost;
+    ``quote`` is the engine's identifier quoting. Returns the steps and the final SELECT items."""
+    q = quote
     pos = {n: i for i, n in enumerate(originals)}
     for step in steps:
         for c in step.cols:
@@ -83,12 +81,12 @@ def render_steps(steps: list[Step], outputs: list[Output], originals: list[str],
     total: dict[str, float] = {}
     for _, _, live in keep:
         for c in live:
-            total[c.name] = c.cost + sum(_uses(r, c) * total.get(r, 0.0) for r in c.refs)
+            total[c.name] = c.cost + sum(_uses(q(r), c) * total.get(r, 0.0) for r in c.refs)
     # evaluations per row of each column, given the fences chosen below it
     evals: dict[str, float] = {}
     for o in outputs:
         for r in o.refs:
-            evals[r] = evals.get(r, 0.0) + _uses(r, o)
+            evals[r] = evals.get(r, 0.0) + _uses(q(r), o)
     rendered = []
     for i in reversed(range(len(keep))):
         step, through, live = keep[i]
@@ -102,7 +100,7 @@ def render_steps(steps: list[Step], outputs: list[Output], originals: list[str],
             evals.pop(c.name, None)
         for c in live:
             for r in c.refs:
-                evals[r] = evals.get(r, 0.0) + _uses(r, c) * times[c.name]
+                evals[r] = evals.get(r, 0.0) + _uses(q(r), c) * times[c.name]
         items = [q(n) for n in through]
         for c in live:
             text = f"{c.expr} AS {q(c.name)}"
@@ -116,7 +114,7 @@ def render_steps(steps: list[Step], outputs: list[Output], originals: list[str],
     return rendered, finals
 
 
-def _uses(name: str, reader) -> int:
+def _uses(quoted: str, reader) -> int:
     """How many times ``reader``'s expression names the column (a label that happens to
     contain the quoted name only overcounts, which can only add a fence)."""
-    return max(1, reader.expr.count(q(name)))
+    return max(1, reader.expr.count(quoted))

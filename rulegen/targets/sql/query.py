@@ -36,7 +36,7 @@ from rulegen.ir.nodes import (
 from rulegen.targets.sql.blend import Conditions, blend_phases, conjunction, leaf_note
 from rulegen.targets.sql.dialects import Dialect
 from rulegen.targets.sql.dialects.base import F32_OVERFLOW
-from rulegen.targets.sql.plan import Col, Output, Step, q
+from rulegen.targets.sql.plan import Col, Output, Step
 from rulegen.targets.sql.routing import Router, oblique_key
 from rulegen.targets.sql.trees import TreeWriter
 
@@ -68,6 +68,7 @@ def internal_prefix(names: list[str]) -> str:
 class Query:
     def __init__(self, model: Model, dialect: Dialect, names_in_use: list[str], comments: bool):
         self.m, self.d, self.comments = model, dialect, comments
+        self.q = dialect.quote
         self.prefix = internal_prefix(names_in_use)
         self.f32 = model.dtype == "float32"
         self.steps: list[Step] = []
@@ -79,7 +80,7 @@ class Query:
         base = Step("inputs, NaN read as missing")
         self.nulled = []
         for i, f in enumerate(model.features):
-            text = dialect.not_nan(q(f.name)) if f.kind == "numeric" else None
+            text = dialect.not_nan(self.q(f.name)) if f.kind == "numeric" else None
             if text is None:
                 self.nulled.append(f.name)
             else:
@@ -87,12 +88,12 @@ class Query:
                 self.nulled.append(self.p(f"x{i}"))
         self.steps.append(base)
         self.obliques = self._obliques(names)
-        quoted = {k: q(v) for k, v in self.obliques.items()}
+        quoted = {k: self.q(v) for k, v in self.obliques.items()}
         guards, guarded = _guarded(model)
         nan_free = frozenset(guarded) if dialect.nan_largest and dialect.prefer_nullif(
             guards, len(guarded)) else frozenset()
         cols = [self.nulled[i] if i in nan_free else n for i, n in enumerate(names)]
-        self.writer = TreeWriter(Router(model, dialect, [q(n) for n in cols], quoted, nan_free),
+        self.writer = TreeWriter(Router(model, dialect, [self.q(n) for n in cols], quoted, nan_free),
                                  dialect, cols, self.obliques)
         self._blend_conds = None
 
@@ -146,7 +147,7 @@ class Query:
         step = Step("oblique tests: 0 holds, 1 does not, NULL if an input is missing")
         out = {}
         for j, (key, t) in enumerate(found.items()):
-            cols = [q(names[f]) for f in t.features]
+            cols = [self.q(names[f]) for f in t.features]
             s = self.num(0.0)
             for col, w in zip(cols, t.weights):
                 s = f"({s} + {self.d.product(w, col)})"
@@ -185,7 +186,7 @@ class Query:
             (expr, refs), = sql.exprs
             col = self.p(f"t{t}")
             return sql.phases + [[Col(col, expr, refs, f"tree {t}: class index voted for", sql.cost)]], {
-                k: Part(f"CASE WHEN {q(col)} = {k} THEN {w} ELSE {self.num(-0.0)} END", frozenset({col}))
+                k: Part(f"CASE WHEN {self.q(col)} = {k} THEN {w} ELSE {self.num(-0.0)} END", frozenset({col}))
                 for k in sorted(set(wins.values()))}
         values = {i: leaf_contribution(m, tree, tree.nodes[i]) for i in leaves}
         texts = [(lambda i, k=k: self.num(values[i][k]) + (self._note(t, tree, i) if k == 0 else ""))
@@ -197,17 +198,17 @@ class Query:
 
     def _blend_plan(self, t, tree, width, out_k):
         if self._blend_conds is None:
-            quoted = {k: q(v) for k, v in self.obliques.items()}
-            self._blend_conds = Conditions(self.m, self.d, [q(n) for n in self.nulled], quoted)
+            quoted = {k: self.q(v) for k, v in self.obliques.items()}
+            self._blend_conds = Conditions(self.m, self.d, [self.q(n) for n in self.nulled], quoted)
         inputs = frozenset(self.nulled) | frozenset(self.obliques.values())
         phases, sums = blend_phases(self._blend_conds, t, tree, width, self.p, inputs)
-        c = {k: (q(s) if tree.weight == 1.0 else f"{self.num(tree.weight)} * {q(s)}")
+        c = {k: (self.q(s) if tree.weight == 1.0 else f"{self.num(tree.weight)} * {self.q(s)}")
              for k, s in sums.items()}
         refs = {k: frozenset({s}) for k, s in sums.items()}
         if self.m.aggregation != "vote":
             return phases, {out_k(k): Part(c[k], refs[k], rounded=not self.f32) for k in range(width)}
         phases.append([Col(self.p(f"c{t}_{k}"), c[k], refs[k]) for k in range(width)])
-        cs = [q(self.p(f"c{t}_{k}")) for k in range(width)]
+        cs = [self.q(self.p(f"c{t}_{k}")) for k in range(width)]
         w = self.num(self.rnd(tree.weight))
         contrib = {k: Part(f"CASE WHEN {_first_max(cs, k)} THEN {w} ELSE {self.num(-0.0)} END",
                            frozenset(self.p(f"c{t}_{j}") for j in range(width)))
@@ -224,7 +225,7 @@ class Query:
                 else:
                     name = self.p(f"c{t}_{k}r")
                     extra.append(Col(name, self.d.f32_round(part.expr), part.refs))
-                    part.expr, part.refs = q(name), frozenset({name})
+                    part.expr, part.refs = self.q(name), frozenset({name})
                 part.rounded = True
         return phases + ([extra] if extra else []), contrib
 
@@ -272,7 +273,7 @@ class Query:
                             expr, pending = self._add(expr, pending, part.expr)
                         refs, cost = refs | part.refs, cost + part.cost
                 step.cols.append(Col(self.p(f"a{k}"), expr, refs, cost=cost))
-                acc[k] = (q(self.p(f"a{k}")), frozenset({self.p(f"a{k}")}), pending)
+                acc[k] = (self.q(self.p(f"a{k}")), frozenset({self.p(f"a{k}")}), pending)
             self.steps.append(step)
             t0 = t1
         return self._post(acc, raw)
@@ -307,10 +308,10 @@ class Query:
         step = Step("tree 0: outputs", [Col(self.p(f"v{k}"), expr, refs, cost=sql.cost)
                                         for k, (expr, refs) in enumerate(sql.exprs)])
         self.steps.append(step)
-        cols = [q(c.name) for c in step.cols]
+        cols = [self.q(c.name) for c in step.cols]
         outputs = [Output("prediction", self._choose(cols[:len(classes)]),
                           frozenset(c.name for c in step.cols[:len(classes)]))]
-        return outputs + [Output(n, q(c.name), frozenset({c.name})) for n, c in zip(names, step.cols)]
+        return outputs + [Output(n, self.q(c.name), frozenset({c.name})) for n, c in zip(names, step.cols)]
 
     def _choose(self, ps: list[str]) -> str:
         """The class label of the first largest probability (ps: quoted columns)."""
@@ -348,9 +349,9 @@ class Query:
             step.cols.append(Col(p(f"a{k}"), expr, refs))
         self.steps.append(step)
         a = [p(f"a{k}") for k in range(n)]
-        r = [d.to_double(q(x)) if self.f32 else q(x) for x in a]
+        r = [d.to_double(self.q(x)) if self.f32 else self.q(x) for x in a]
         out = self._link(a, r)
-        double = (lambda x: d.to_double(q(x))) if self.f32 else q
+        double = (lambda x: d.to_double(self.q(x))) if self.f32 else self.q
         outputs = []
         t = m.target
         if t.task == "classification":
@@ -361,7 +362,7 @@ class Query:
                     Col(p("q0"), d.f32_round(one_minus) if self.f32 else one_minus,
                         frozenset({out[0]}))]))
                 probs = [p("q0"), out[0]]
-            outputs.append(Output("prediction", self._choose([q(x) for x in probs]), frozenset(probs)))
+            outputs.append(Output("prediction", self._choose([self.q(x) for x in probs]), frozenset(probs)))
             names = [f"prob_{c}" for c in t.classes]
             outputs += [Output(nm, double(x), frozenset({x})) for nm, x in zip(names, probs)]
         elif n == 1:
@@ -383,9 +384,9 @@ class Query:
         if m.link == "softmax":
             self.steps.append(Step("softmax: maximum", [Col(p("m"), d.greatest(r), refs)]))
             self.steps.append(Step("softmax: exponentials", [
-                Col(p(f"e{k}"), d.exp(f"{x} - {q(p('m'))}"), refs | {p("m")})
+                Col(p(f"e{k}"), d.exp(f"{x} - {self.q(p('m'))}"), refs | {p("m")})
                 for k, x in enumerate(r)]))
-            e = [q(p(f"e{k}")) for k in range(len(r))]
+            e = [self.q(p(f"e{k}")) for k in range(len(r))]
             total = " + ".join(e)
             cols = [Col(p(f"y{k}"), f"{x} / ({total})", frozenset(p(f"e{j}") for j in range(len(r))))
                     for k, x in enumerate(e)]
@@ -408,11 +409,11 @@ class Query:
         step = lambda title, names, exprs, refs: self.steps.append(Step(title, [
             Col(p(nm), e, frozenset(rf)) for nm, e, rf in zip(names, exprs, refs)]))
         names = lambda c: [f"{c}{k}" for k in range(n)]
-        dbl = lambda c: [d.to_double(q(p(x))) for x in names(c)]
+        dbl = lambda c: [d.to_double(self.q(p(x))) for x in names(c)]
         if link == "softmax":
             step("softmax: maximum", ["m"], [d.greatest(r)], [a])
             step("softmax: differences in float32", names("d"),
-                 [d.f32_round(f"{x} - {q(p('m'))}") for x in r], [{x, p("m")} for x in a])
+                 [d.f32_round(f"{x} - {self.q(p('m'))}") for x in r], [{x, p("m")} for x in a])
             exps = dbl("d")
         elif link == "sigmoid":  # expf(min(-x, 88.7f)); NaN stays NaN
             cap = num(float(np.float32(88.7)))
@@ -422,7 +423,7 @@ class Query:
         step(f"{link}: exponentials", names("t"), [d.exp(x) for x in exps],
              [{p(x)} for x in names("d")] if link == "softmax" else [{x} for x in a])
         step(f"{link}: exponentials in float32", names("e"),
-             [d.f32_round(q(p(x))) for x in names("t")], [{p(x)} for x in names("t")])
+             [d.f32_round(self.q(p(x))) for x in names("t")], [{p(x)} for x in names("t")])
         if link == "exp":
             return [p(x) for x in names("e")]
         e = dbl("e")
@@ -433,8 +434,8 @@ class Query:
                  [{p(x)} for x in names("u")])
         else:
             step("softmax: sum in double", ["s"], [" + ".join(e)], [{p(x) for x in names("e")}])
-            step("softmax: sum in float32", ["s32"], [d.f32_round(q(p("s")))], [{p("s")}])
-            s32 = d.to_double(q(p("s32")))
+            step("softmax: sum in float32", ["s32"], [d.f32_round(self.q(p("s")))], [{p("s")}])
+            s32 = d.to_double(self.q(p("s32")))
             step("link: softmax", names("y"), [d.f32_round(f"{x} / {s32}") for x in e],
                  [{p(x), p("s32")} for x in names("e")])
         return [p(x) for x in names("y")]

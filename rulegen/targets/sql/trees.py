@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from rulegen.codegen.lower import split_tests
 from rulegen.ir.nodes import Leaf, ObliqueTest, Split, Tree
 from rulegen.targets.sql.dialects import Dialect
-from rulegen.targets.sql.plan import Col, q
+from rulegen.targets.sql.plan import Col
 from rulegen.targets.sql.routing import Route, Router, oblique_key
 
 MAX_INDENT = 12  # indentation stops growing here, so deep text stays linear in size
@@ -60,7 +60,7 @@ class TreeWriter:
             return TreeSQL([], [(self.expression(tree, routes, 0, text, indent=2, uniform=True), refs)
                                 for text in leaf_texts], walk)
         phases, n_col = self._segments(tree, routes, name, refs, walk)
-        exprs = [(search(q(n_col), leaves, text, None, limit), frozenset({n_col})) for text in leaf_texts]
+        exprs = [(search(self.d.quote(n_col), leaves, text, None, limit), frozenset({n_col})) for text in leaf_texts]
         return TreeSQL(phases, exprs, max(1.0, math.log2(len(leaves))))
 
     def _refs(self, tree: Tree) -> frozenset:
@@ -87,7 +87,7 @@ class TreeWriter:
             def walk_from(node_id: int) -> str:
                 return self.expression(tree, routes, node_id, str, walk, stop, indent=4)
 
-            expr = search(q(prev), starts, walk_from, q(prev), limit - walk)
+            expr = search(self.d.quote(prev), starts, walk_from, self.d.quote(prev), limit - walk)
             phases.append([Col(name(f"n{len(phases)}"), expr, refs | {prev}, "node reached", limit)])
         return phases, phases[-1][0].name
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import math
 
-from rulegen.codegen.literals import sql_label
+from rulegen.codegen.literals import sql_identifier, sql_label
 
 F32_MIN_NORMAL = 2.0**-126
 F32_OVERFLOW = 2.0**128 - 2.0**103  # float32 rounding of |x| >= this is infinity
@@ -63,6 +63,10 @@ class Dialect:
 
     def label(self, v) -> str:
         return sql_label(v)
+
+    def quote(self, name: str) -> str:
+        """A column or table name as the engine reads it (standard: double quotes)."""
+        return sql_identifier(name)
 
     def column_name(self, name: str) -> str:
         """The name a column gets in this engine (some truncate long names)."""

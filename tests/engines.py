@@ -1,0 +1,155 @@
+"""The SQL engines the tests run generated queries in: one class each, ``ENGINES`` lists them.
+
+    from engines import engine
+    e = engine("duckdb")
+    conn = e.connection()                      # shared by the test process
+    e.load(conn, "data", [("x", "numeric"), ("c", "text")], rows)
+    columns, rows = e.fetch(conn, "SELECT ...")
+
+A new engine is a class (here, or in a module of its own imported here) and one line in
+``ENGINES``; every exactness test of the SQL target then runs in it. Engines that need a server
+or a JVM start it on first use, once per test process, and stop it at exit; when one cannot
+start, ``connection()`` skips the test, which under CI (``CI`` set) is a failure (conftest.py).
+"""
+
+from __future__ import annotations
+
+import atexit
+import sqlite3
+
+from rulegen.targets.sql.dialects import DIALECTS
+
+
+class Engine:
+    name = ""  # the SQL dialect it runs
+    types = {"numeric": "DOUBLE", "integer": "BIGINT", "text": "VARCHAR"}
+    has_nan = True  # whether a numeric column keeps NaN (else the engine stores NULL)
+    # The exp the engine computes, vectorised over a float64 array; None: the C library's, as
+    # the evaluator's (run_sql.expected compares with the evaluator using this one)
+    exp = None
+    # The type a query's double output column reports (result_types); None: not typed
+    double_result: str | None = "DOUBLE"
+    _shared = None
+
+    def connect(self, dsn: str | None = None):
+        """A new connection (DB-API for the built-in engines)."""
+        raise NotImplementedError
+
+    def connection(self):
+        """The connection the test process shares."""
+        if self._shared is None:
+            type(self)._shared = self.connect()
+        return self._shared
+
+    def quote(self, name: str) -> str:
+        return DIALECTS[self.name].quote(name)
+
+    def load(self, conn, table: str, columns: list[tuple[str, str]], rows: list[list]) -> None:
+        """(Re)create ``table`` with ``columns`` (name, "numeric" | "integer" | "text") and
+        insert ``rows`` (None for NULL)."""
+        cols = ", ".join(f"{self.quote(n)} {self.types[kind]}" for n, kind in columns)
+        cur = conn.cursor()
+        cur.execute(f"DROP TABLE IF EXISTS {self.quote(table)}")
+        cur.execute(f"CREATE TABLE {self.quote(table)} ({cols})")
+        self.insert(conn, table, columns, rows)
+
+    def insert(self, conn, table: str, columns, rows) -> None:
+        if rows:
+            marks = ", ".join(["?"] * len(columns))
+            conn.cursor().executemany(f"INSERT INTO {self.quote(table)} VALUES ({marks})", rows)
+
+    def fetch(self, conn, sql: str) -> tuple[list[str], list[tuple]]:
+        cur = conn.cursor()
+        cur.execute(sql)
+        rows = [tuple(r) for r in cur.fetchall()]
+        return [d[0] for d in cur.description], rows
+
+    def result_types(self, conn, sql: str) -> dict[str, str]:
+        """Each output column's type, as the engine's client reports it."""
+        cur = conn.cursor()
+        cur.execute(sql)
+        cur.fetchall()
+        return {d[0]: str(d[1]) for d in cur.description}
+
+
+class SQLite(Engine):
+    name = "sqlite"
+    types = {"numeric": "REAL", "integer": "INTEGER", "text": "TEXT"}
+    has_nan = False
+    double_result = None
+
+    def connect(self, dsn=None):
+        return sqlite3.connect(":memory:")
+
+    def connection(self):
+        return self.connect()  # in memory: a fresh database each time costs nothing
+
+    def insert(self, conn, table, columns, rows):
+        super().insert(conn, table, columns, rows)
+        conn.commit()
+
+
+class DuckDB(Engine):
+    name = "duckdb"
+
+    def connect(self, dsn=None):
+        import duckdb
+        return duckdb.connect()
+
+    def connection(self):
+        return self.connect()
+
+    def insert(self, conn, table, columns, rows):
+        # one statement with a list per column (executemany runs one INSERT per row)
+        types = [self.types[kind] for _, kind in columns]
+        cols = [list(c) for c in zip(*rows)] if rows else [[] for _ in types]
+        unnest = ", ".join(f"UNNEST(${i + 1}::{t}[])" for i, t in enumerate(types))
+        conn.cursor().execute(f"INSERT INTO {self.quote(table)} SELECT {unnest}", cols)
+
+
+class PostgreSQL(Engine):
+    name = "postgres"
+    types = {"numeric": "double precision", "integer": "bigint", "text": "text"}
+    double_result = "701"  # float8's type oid
+
+    def connect(self, dsn=None):
+        import psycopg
+        if dsn is None:
+            return self.connection()
+        return psycopg.connect(dsn, autocommit=True)
+
+    def connection(self):
+        if PostgreSQL._shared is None:
+            import pytest
+            from pgserver import PgServer
+
+            server = PgServer()
+            why = server.why_unavailable()
+            if why:
+                pytest.skip(f"PostgreSQL tests cannot run: {why}")
+            conn = self.connect(server.start())
+
+            def _stop():
+                conn.close()
+                server.stop()
+
+            atexit.register(_stop)
+            PostgreSQL._shared = conn
+        return PostgreSQL._shared
+
+    def insert(self, conn, table, columns, rows):
+        # COPY, not executemany: psycopg prepares a repeated INSERT, and the prepared
+        # statement keeps the parameter types of an earlier table with the same name
+        with conn.cursor().copy(f"COPY {self.quote(table)} FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+
+
+ENGINES: dict[str, Engine] = {e.name: e for e in (SQLite(), DuckDB(), PostgreSQL())}
+
+
+def engine(name: str) -> Engine:
+    try:
+        return ENGINES[name]
+    except KeyError:
+        raise ValueError(f"unknown engine {name!r}") from None
