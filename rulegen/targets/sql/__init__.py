@@ -30,6 +30,7 @@ from rulegen.errors import RulegenError
 from rulegen.ir.nodes import Model
 from rulegen.targets.base import Target
 from rulegen.targets.sql.dialects import DIALECTS, Dialect
+from rulegen.targets.sql.inline import inline
 from rulegen.targets.sql.plan import Output, render_steps
 from rulegen.targets.sql.query import Query
 
@@ -58,6 +59,10 @@ class SqlTarget(Target):
         if expressions_only:
             items = []
             for o in outputs:
+                if not d.correlated_steps:
+                    items.append({"steps": [], "expr": inline(query.steps, o, d, len(model.trees)),
+                                  "alias": d.quote(o.alias)})
+                    continue
                 steps, _ = render_steps(query.steps, [o], originals, query.prefix, comments, d.fence,
                                          d.fence_cost, d.quote)
                 items.append({"steps": steps, "expr": o.expr, "alias": d.quote(o.alias)})
@@ -79,6 +84,10 @@ def _check_names(d: Dialect, inputs: list[str], outputs: list[str], expressions_
 
     seen: dict[str, str] = {}
     for n in inputs:
+        problem = d.column_problem(n)
+        if problem:
+            raise RulegenError(f"the column {n!r} cannot exist in {d.title}: a column name "
+                               f"{problem}; rename it")
         if key(n) in seen and seen[key(n)] != n:
             raise RulegenError(f"the columns {seen[key(n)]!r} and {n!r} have the same name in "
                                f"{d.title} ({d.column_name(n)!r}); rename one of them")

@@ -146,6 +146,11 @@ class Conditions:
         col = var.column
         if var.kind == "num":
             lo, lo_incl, hi, hi_incl = constraint
+            if not self.dialect.has_infinity:  # every stored value is finite
+                lo_incl, hi_incl = lo_incl or lo == -math.inf, hi_incl or hi == math.inf
+                if lo == math.inf or hi == -math.inf:
+                    lo, hi = math.inf, -math.inf  # empty
+                constraint = (lo, lo_incl, hi, hi_incl)
             if lo > hi or (lo == hi and not (lo_incl and hi_incl)):
                 body = ""
             elif constraint == FULL:

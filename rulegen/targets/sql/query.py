@@ -9,6 +9,7 @@ needs it as a column: one step per tree there).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,7 +36,8 @@ from rulegen.ir.nodes import (
 )
 from rulegen.targets.sql.blend import Conditions, blend_phases, conjunction, leaf_note
 from rulegen.targets.sql.dialects import Dialect
-from rulegen.targets.sql.dialects.base import F32_OVERFLOW
+from rulegen.targets.sql.dialects.base import F32_OVERFLOW, exp_limits
+from rulegen.targets.sql.overflow import tracked
 from rulegen.targets.sql.plan import Col, Output, Step
 from rulegen.targets.sql.routing import Router, oblique_key
 from rulegen.targets.sql.trees import TreeWriter
@@ -111,10 +113,10 @@ class Query:
         return self.writer.nodes_written
 
     def _check_range(self):
-        """Overflow cannot be produced exactly by float32 casts that raise (DuckDB,
-        PostgreSQL) or by PostgreSQL's arithmetic: refuse models whose sums could overflow."""
-        if not self.f32 and self.d.name != "postgres":
-            return
+        """Bound every score the model can reach (``self.bound``, rounding included). Overflow
+        cannot be produced exactly by float32 casts that raise (DuckDB, PostgreSQL) or
+        saturate (MariaDB), nor by arithmetic that raises (PostgreSQL, MariaDB): refuse
+        models whose sums could overflow there."""
         bound = max(abs(b) for b in self.m.base_score)
         for tree in self.m.trees:
             if self.m.aggregation == "vote":
@@ -130,11 +132,21 @@ class Query:
             sizes = [p[i] * max(map(abs, n.value)) for i, n in enumerate(tree.nodes)
                      if isinstance(n, Leaf)]
             bound += abs(tree.weight) * (sum(sizes) if has_blend(tree) else max(sizes))
+        self.bound = bound * (1 + (len(self.m.trees) + 2) * 2.0**-23)
+        if not self.f32 and self.d.name != "postgres" and self.d.has_infinity:
+            return
         limit = F32_OVERFLOW if self.f32 else 2.0**1022
-        if not bound * (1 + (len(self.m.trees) + 2) * 2.0**-23) < limit:
+        if self.f32 and not self.d.has_infinity and self.m.link == "softmax":
+            limit /= 2  # the float32 differences x - max are rounded with a saturating cast
+        if not self.bound < limit:
             raise UnsupportedFeatureError(
                 "sql", f"a {self.m.dtype} sum that may overflow in dialect {self.d.name!r} "
-                       "(it raises an error where the IR gives infinity)")
+                       "(it raises an error or saturates where the IR gives infinity)")
+
+    def _exp_fits(self, f32: bool) -> bool:
+        """Whether exp of any score stays finite (in float32 too, with ``f32``)."""
+        top = math.log(F32_OVERFLOW) * (1 - 2.0**-20) if f32 else exp_limits()[0]
+        return self.bound <= top
 
     def _obliques(self, names: list[str]) -> dict[tuple, str]:
         """One column per distinct oblique test: 0 holds, 1 does not, NULL if an input is
@@ -144,6 +156,13 @@ class Query:
             for t in split_tests(tree):
                 if isinstance(t, ObliqueTest):
                     found.setdefault(oblique_key(t), t)
+        if not self.d.has_infinity:  # overflow raises there: track it (overflow.py)
+            out = {key: self.p(f"o{j}") for j, key in enumerate(found)}
+            tests = [(out[key], t, [self.q(names[f]) for f in t.features],
+                      frozenset(names[f] for f in t.features)) for key, t in found.items()]
+            if tests:
+                self.steps += tracked(tests, self.d, self.p)
+            return out
         step = Step("oblique tests: 0 holds, 1 does not, NULL if an input is missing")
         out = {}
         for j, (key, t) in enumerate(found.items()):
@@ -393,12 +412,25 @@ class Query:
         elif m.link == "sigmoid":
             cols = [Col(p(f"y{k}"), f"{num(1.0)} / ({num(1.0)} + {d.exp('-' + x)})", refs)
                     for k, x in enumerate(r)]
+            if not d.has_infinity and not self._exp_fits(False):
+                # exp(-x) would overflow: 1 / (1 + inf) is 0.0, written without the inf
+                low = num(-exp_limits()[0])
+                for c, x in zip(cols, r):
+                    c.expr = f"CASE WHEN {x} < {low} THEN {num(0.0)} ELSE {c.expr} END"
         elif m.link == "exp":
+            self._refuse_exp_overflow(False)
             cols = [Col(p(f"y{k}"), d.exp(x), refs) for k, x in enumerate(r)]
         else:
             raise UnsupportedFeatureError("sql", f"link {m.link!r}")
         self.steps.append(Step(f"link: {m.link}", cols))
         return [c.name for c in cols]
+
+    def _refuse_exp_overflow(self, f32: bool):
+        if not self.d.has_infinity and not self._exp_fits(f32):
+            raise UnsupportedFeatureError(
+                "sql", f"link exp of a score up to {self.bound:.6g} in dialect {self.d.name!r}: "
+                       f"exp {'rounded to float32 ' if f32 else ''}would overflow to infinity, "
+                       f"which {self.d.title} cannot hold")
 
     def _link_f32(self, a: list[str], r: list[str]) -> list[str]:
         """XGBoost's float32 link (docs/IR.md). SQL has no expf: exp runs in double and is
@@ -419,6 +451,7 @@ class Query:
             cap = num(float(np.float32(88.7)))
             exps = [f"CASE WHEN -{x} > {cap} THEN {cap} ELSE -{x} END" for x in r]
         else:
+            self._refuse_exp_overflow(True)
             exps = r
         step(f"{link}: exponentials", names("t"), [d.exp(x) for x in exps],
              [{p(x)} for x in names("d")] if link == "softmax" else [{x} for x in a])

@@ -77,6 +77,8 @@ class Router:
             return NEVER
         if op == "<=" and bound == math.inf:
             return self.present_number(f)
+        if math.isinf(bound) and not self.d.has_infinity:  # every stored value is finite
+            return self.present_number(f) if bound > 0 else NEVER
         return f"{self.columns[f]} {op} {self.d.num(bound)}"
 
     def above(self, f: int, op: str, bound: float) -> str:
@@ -87,6 +89,8 @@ class Router:
             bound = math.nextafter(bound, math.inf)
         if bound == -math.inf:
             return self.present_number(f)
+        if bound == math.inf and not self.d.has_infinity:
+            return NEVER
         col = self.columns[f]
         return self.d.at_least(col, bound) if self._nan(f) else f"{col} >= {self.d.num(bound)}"
 

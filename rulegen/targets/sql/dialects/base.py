@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import math
+import struct
 
 from rulegen.codegen.literals import sql_identifier, sql_label
 
@@ -28,6 +29,14 @@ class Dialect:
     # Floats have NaN, ordered above every number, and NaN = NaN (PostgreSQL, DuckDB,
     # Spark). Then ``x > t`` holds for NaN, so complements need a guard (see at_least).
     nan_largest = False
+    # Doubles include +-inf (stored, computed, written as literals). Without them (MariaDB)
+    # no value is infinite and arithmetic raises where IEEE overflows: query.py bounds what
+    # the model can reach and refuses what it cannot write.
+    has_infinity = True
+    # A subquery's WITH steps can read the enclosing query's row (expressions-only form);
+    # where they cannot, the fragment inlines its steps (inline.py).
+    correlated_steps = True
+    max_inline_trees = 0  # without correlated steps: trees one inlined expression may sum
     # CASE levels one expression may nest; deeper trees advance a node id in steps
     # (trees.py). Each engine module says how it was measured.
     max_case_depth = 0
@@ -71,6 +80,10 @@ class Dialect:
     def column_name(self, name: str) -> str:
         """The name a column gets in this engine (some truncate long names)."""
         return name
+
+    def column_problem(self, name: str) -> str | None:
+        """Why no table of this engine can have a column of this name (None: it can)."""
+        return None
 
     # --- reading inputs ---------------------------------------------------------------------
 
@@ -135,3 +148,47 @@ def _num(dialect: Dialect, key: str) -> str:
     if math.isinf(v):
         return dialect.infinity(v > 0)
     return dialect.float_literal(v)
+
+
+@functools.cache
+def exp_limits() -> tuple[float, float]:
+    """(largest x with a finite exp(x), smallest x with exp(x) > 0) for this C library,
+    found with math.exp (which calls it) by bisection over doubles."""
+    def finite(x):
+        try:
+            return math.isfinite(math.exp(x))
+        except OverflowError:
+            return False
+
+    lo, hi = 709.0, 710.0
+    while math.nextafter(lo, math.inf) < hi:
+        mid = lo / 2 + hi / 2
+        mid = mid if lo < mid < hi else math.nextafter(lo, math.inf)
+        lo, hi = (mid, hi) if finite(mid) else (lo, mid)
+    top = lo
+    lo, hi = -746.0, -744.0  # exp(lo) == 0 < exp(hi)
+    while math.nextafter(lo, math.inf) < hi:
+        mid = lo / 2 + hi / 2
+        mid = mid if lo < mid < hi else math.nextafter(lo, math.inf)
+        lo, hi = (mid, hi) if math.exp(mid) == 0.0 else (lo, mid)
+    return top, hi
+
+
+def _bits(v: float) -> int:
+    return struct.unpack("<q", struct.pack("<d", v))[0]
+
+
+def _from_bits(b: int) -> float:
+    return struct.unpack("<d", struct.pack("<q", b))[0]
+
+
+def last_true(pred, lo: float, hi: float) -> float:
+    """Largest non-negative double v in [lo, hi] with pred(v), pred monotone (true, then
+    false) and pred(lo) true; bisection over the bit patterns, which order like the values."""
+    a, b = _bits(lo), _bits(hi)
+    if pred(hi):
+        return hi
+    while b - a > 1:
+        mid = (a + b) // 2
+        a, b = (mid, b) if pred(_from_bits(mid)) else (a, mid)
+    return _from_bits(a)

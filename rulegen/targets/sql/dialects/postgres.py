@@ -17,12 +17,10 @@ Limits, measured with this repository's own queries:
 
 from __future__ import annotations
 
-import functools
 import math
-import struct
 import sys
 
-from rulegen.targets.sql.dialects.base import F32_OVERFLOW, F32_ZERO, Dialect
+from rulegen.targets.sql.dialects.base import F32_OVERFLOW, F32_ZERO, Dialect, exp_limits, last_true
 
 JIT_MS_PER_NODE = 2.0  # optimising JIT, measured above
 JIT_NOTE_NODES = 500  # below this the JIT costs about a second or less: no advice
@@ -85,10 +83,10 @@ class PostgreSQL(Dialect):
             return text
         arms = []
         if a * 5e-324 == 0.0:
-            z = _last_true(lambda v: a * v == 0.0, 0.0, sys.float_info.max)
+            z = last_true(lambda v: a * v == 0.0, 0.0, sys.float_info.max)
             arms.append(f"WHEN abs({x}) <= {self.num(z)} THEN {self.num(0.0)}")
         if math.isinf(a * sys.float_info.max):
-            o = math.nextafter(_last_true(lambda v: not math.isinf(a * v), 0.0, sys.float_info.max),
+            o = math.nextafter(last_true(lambda v: not math.isinf(a * v), 0.0, sys.float_info.max),
                                math.inf)
             inf = math.copysign(math.inf, w)
             arms.append(f"WHEN {x} >= {self.num(o)} THEN {self.num(inf)} "
@@ -109,47 +107,3 @@ class PostgreSQL(Dialect):
                 f"nodes before the first row once a table is large (about {seconds:,.0f} s here), "
                 "and pays that back only past millions of rows: run SET jit = off; first "
                 "(or SET LOCAL jit = off; inside a transaction)."]
-
-
-@functools.cache
-def exp_limits() -> tuple[float, float]:
-    """(largest x with a finite exp(x), smallest x with exp(x) > 0) for this C library,
-    found with math.exp (which calls it) by bisection over doubles."""
-    def finite(x):
-        try:
-            return math.isfinite(math.exp(x))
-        except OverflowError:
-            return False
-
-    lo, hi = 709.0, 710.0
-    while math.nextafter(lo, math.inf) < hi:
-        mid = lo / 2 + hi / 2
-        mid = mid if lo < mid < hi else math.nextafter(lo, math.inf)
-        lo, hi = (mid, hi) if finite(mid) else (lo, mid)
-    top = lo
-    lo, hi = -746.0, -744.0  # exp(lo) == 0 < exp(hi)
-    while math.nextafter(lo, math.inf) < hi:
-        mid = lo / 2 + hi / 2
-        mid = mid if lo < mid < hi else math.nextafter(lo, math.inf)
-        lo, hi = (mid, hi) if math.exp(mid) == 0.0 else (lo, mid)
-    return top, hi
-
-
-def _bits(v: float) -> int:
-    return struct.unpack("<q", struct.pack("<d", v))[0]
-
-
-def _from_bits(b: int) -> float:
-    return struct.unpack("<d", struct.pack("<q", b))[0]
-
-
-def _last_true(pred, lo: float, hi: float) -> float:
-    """Largest non-negative double v in [lo, hi] with pred(v), pred monotone (true, then
-    false) and pred(lo) true; bisection over the bit patterns, which order like the values."""
-    a, b = _bits(lo), _bits(hi)
-    if pred(hi):
-        return hi
-    while b - a > 1:
-        mid = (a + b) // 2
-        a, b = (mid, b) if pred(_from_bits(mid)) else (a, mid)
-    return _from_bits(a)
