@@ -24,6 +24,10 @@ class Engine:
     name = ""  # the SQL dialect it runs
     types = {"numeric": "DOUBLE", "integer": "BIGINT", "text": "VARCHAR"}
     has_nan = True  # whether a numeric column keeps NaN (else the engine stores NULL)
+    # whether a numeric column holds +-inf; where it cannot (MariaDB) run_sql loads the largest
+    # finite double in its place and compares with the evaluator on those values
+    has_infinity = True
+    prints_negative_zero = True  # whether the client shows a -0.0 result as -0.0
     # The exp the engine computes, vectorised over a float64 array; None: the C library's, as
     # the evaluator's (run_sql.expected compares with the evaluator using this one)
     exp = None
@@ -145,7 +149,51 @@ class PostgreSQL(Engine):
                 copy.write_row(row)
 
 
-ENGINES: dict[str, Engine] = {e.name: e for e in (SQLite(), DuckDB(), PostgreSQL())}
+class MariaDB(Engine):
+    name = "mariadb"
+    # utf8mb4 with the server's default collation (utf8mb4_general_ci: case- and
+    # accent-insensitive): the query must compare labels exactly on its own
+    types = {"numeric": "DOUBLE", "integer": "BIGINT", "text": "TEXT CHARACTER SET utf8mb4"}
+    has_nan = False
+    has_infinity = False
+    prints_negative_zero = False
+    double_result = "5"  # pymysql's FIELD_TYPE.DOUBLE
+    _args: dict | None = None
+
+    def connect(self, dsn=None):
+        import pymysql
+        if dsn is None and MariaDB._args is None:
+            self.connection()
+        return pymysql.connect(**(dsn or MariaDB._args))
+
+    def connection(self):
+        if MariaDB._shared is None:
+            import pytest
+            from mariadbserver import MariaDBServer
+
+            server = MariaDBServer()
+            why = server.why_unavailable()
+            if why:
+                pytest.skip(f"MariaDB tests cannot run: {why}")
+            MariaDB._args = server.start()
+            conn = self.connect(MariaDB._args)
+
+            def _stop():
+                conn.close()
+                server.stop()
+
+            atexit.register(_stop)
+            MariaDB._shared = conn
+        return MariaDB._shared
+
+    def insert(self, conn, table, columns, rows):
+        # pymysql's executemany sends one multi-row INSERT per megabyte of rows
+        if rows:
+            marks = ", ".join(["%s"] * len(columns))
+            conn.cursor().executemany(f"INSERT INTO {self.quote(table)} VALUES ({marks})", rows)
+
+
+ENGINES: dict[str, Engine] = {e.name: e for e in (SQLite(), DuckDB(), PostgreSQL(), MariaDB())}
 
 
 def engine(name: str) -> Engine:

@@ -28,6 +28,7 @@ used (PostgreSQL's server starts on first use).
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,7 +75,7 @@ def load_table(conn, dialect: str, model: Model, rows, table: str = "data",
     nan = engine(dialect).has_nan and missing != "null"
     stored = []
     for i, row in enumerate(rows):
-        out = list(row)
+        out = storable(list(row), model, dialect)
         if nan and (missing == "nan" or i % 2):
             out = [math.nan if v is None and f.kind == "numeric" else v
                    for v, f in zip(out, model.features)]
@@ -82,6 +83,26 @@ def load_table(conn, dialect: str, model: Model, rows, table: str = "data",
     columns = [(row_column(model), "integer")] + [(f.name, _kind(f)) for f in model.features]
     engine(dialect).load(conn, table, columns, [[i] + r for i, r in enumerate(stored)])
     return stored
+
+
+def storable(row: list, model: Model, dialect: str) -> list:
+    """A row as the engine can hold it: where it has no infinity, +-inf numeric values become
+    the largest finite double (the rows the evaluator is compared on get the same values)."""
+    if engine(dialect).has_infinity:
+        return row
+    return [math.copysign(sys.float_info.max, v) if f.kind == "numeric" and isinstance(v, float)
+            and math.isinf(v) else v for v, f in zip(row, model.features)]
+
+
+def storable_codes(X: np.ndarray, model: Model, dialect: str) -> np.ndarray:
+    """:func:`storable` for a matrix of codes."""
+    if engine(dialect).has_infinity:
+        return X
+    X = np.array(X, dtype=np.float64)
+    for j, f in enumerate(model.features):
+        if f.kind == "numeric":
+            X[:, j] = np.where(np.isinf(X[:, j]), np.copysign(sys.float_info.max, X[:, j]), X[:, j])
+    return X
 
 
 @dataclass
@@ -166,6 +187,7 @@ def expected(model: Model, X: np.ndarray, dialect: str = "sqlite") -> dict:
     """What the evaluator says for codes ``X``: raw, proba / values, class labels. SQL has no
     float32 ``expf``: float32 links take exp rounded to float32 (docs/IR.md), the one place
     SQL is compared with something other than the evaluator's own arithmetic."""
+    X = storable_codes(X, model, dialect)
     raw = raw_scores(model, X)
     out = {"raw": raw}
     exp = engine(dialect).exp

@@ -16,7 +16,7 @@ import pytest
 from engines import engine
 from run_sql import ENGINES, check_sql, compare, connect, row_column, run_sql
 
-from rulegen.errors import IRValidationError, RulegenError
+from rulegen.errors import IRValidationError, RulegenError, UnsupportedFeatureError
 from rulegen.ir.nodes import (
     CategoricalTest,
     DefaultChild,
@@ -48,12 +48,26 @@ def _select(dialect: str, names: list[str], frag: str) -> str:
 
 # --- hostile text ------------------------------------------------------------------------
 
+
+def hostile_for(dialect: str, dtype: str = "float64") -> Model:
+    """The hostile model with the feature names the engine can have as columns: MariaDB's
+    are at most 64 characters, so there the 5,000-byte name is refused and then cut."""
+    model = hostile_model(dtype)
+    d = DIALECTS[dialect]
+    if all(d.column_problem(f.name) is None for f in model.features):
+        return model
+    with pytest.raises(RulegenError, match="cannot exist in"):
+        SqlTarget().generate(model, dialect=dialect)
+    feats = tuple(dataclasses.replace(f, name=f.name[:64]) for f in model.features)
+    return validate(dataclasses.replace(model, features=feats))
+
+
 @pytest.mark.parametrize("dialect", ENGINES)
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_hostile_names_labels_and_categories(dialect, dtype):
     """Newlines, CR, tabs, quotes, comment and statement markers, unicode and 5,000-byte
     names and labels cannot break the query: every engine predicts what the evaluator does."""
-    model = hostile_model(dtype)
+    model = hostile_for(dialect, dtype)
     X = fx.probe_rows(model, limit=600)
     for comments in (True, False):
         _run(model, X, dialect, comments=comments)
@@ -61,7 +75,7 @@ def test_hostile_names_labels_and_categories(dialect, dtype):
 
 @pytest.mark.parametrize("dialect", ENGINES)
 def test_hostile_text_in_expressions_only(dialect):
-    model = hostile_model()
+    model = hostile_for(dialect)
     X = fx.probe_rows(model, limit=300)
     frag = SqlTarget().generate(model, dialect=dialect, expressions_only=True, raw=True)["model.sql"]
     names = [row_column(model)] + [f.name for f in model.features]
@@ -176,7 +190,13 @@ def test_nesting_at_and_past_the_limit(dialect, kind):
             X = fx.probe_rows(model, limit=400)
             _run(model, X, dialect)
             _run(model, X, dialect, expressions_only=False, comments=False)
-            frag = SqlTarget().generate(model, dialect=dialect, expressions_only=True)["model.sql"]
+            try:
+                frag = SqlTarget().generate(model, dialect=dialect, expressions_only=True)["model.sql"]
+            except UnsupportedFeatureError as e:
+                # where a fragment inlines its steps (MariaDB) a deep tree's node-id search
+                # grows too large: refused past the one-CASE limit, never below it
+                assert not DIALECTS[dialect].correlated_steps and depth > limit, e
+                continue
             res = run_sql(_select(dialect, [row_column(model), "x", "y", "c"], frag), model,
                           fx.labels_for(model, X), dialect)
             compare(res, model, X)
@@ -273,7 +293,9 @@ def test_json_literals_stay_lossless_in_every_dialect():
         e = engine(dialect)
         _, rows = e.fetch(e.connection(), query)
         got = [float(x) for x in rows[0]]
-        assert got == vals and [math.copysign(1, g) for g in got] == [math.copysign(1, v) for v in vals]
+        signed = [v for v in vals if v or e.prints_negative_zero]  # MariaDB prints -0.0 as 0
+        assert got == vals and [math.copysign(1, g) for g, v in zip(got, vals) if v in signed] == [
+            math.copysign(1, v) for v in signed]
         json.dumps(got)  # plain floats
 
 

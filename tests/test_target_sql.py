@@ -7,11 +7,12 @@ import dataclasses
 import math
 import time
 
+import engines
 import irfixtures as fx
 import numpy as np
 import pytest
 from engines import engine
-from run_sql import ENGINES, check_sql, compare, connect, row_column, run_sql
+from run_sql import ENGINES, check_sql, compare, connect, expected, row_column, run_sql
 
 from rulegen.codegen.lower import float64_bound
 from rulegen.errors import RulegenError, UnsupportedFeatureError
@@ -263,7 +264,15 @@ ALL = {**fx.all_models(), **edge_models()}
 def test_model_matches_evaluator(name, engine, dtype):
     model = ALL[name] if dtype == "model" else as_float32(ALL[name])
     dialect, _, missing = engine.partition("-")
-    check_sql(model, rows_for(model), dialect, missing=missing or "null")
+    X = rows_for(model)
+    try:
+        check_sql(model, X, dialect, missing=missing or "null")
+    except UnsupportedFeatureError as e:
+        # an engine without infinity (MariaDB) refuses a model only where the evaluator
+        # really gives an infinity on these rows
+        assert not engines.engine(dialect).has_infinity and "infinity" in str(e), e
+        want = expected(model, X, dialect)
+        assert any(np.isinf(v).any() for k, v in want.items() if k != "prediction"), e
 
 
 @pytest.mark.parametrize("dialect", ENGINES)
@@ -336,7 +345,10 @@ def test_comments_switch_and_provenance():
 def test_deterministic():
     for name, model in ALL.items():
         for dialect in DIALECTS:
-            a = SqlTarget().generate(model, dialect=dialect, raw=True)
+            try:
+                a = SqlTarget().generate(model, dialect=dialect, raw=True)
+            except UnsupportedFeatureError:
+                continue  # MariaDB's refusals: test_model_matches_evaluator
             b = SqlTarget().generate(dataclasses.replace(model), dialect=dialect, raw=True)
             assert a == b, name
 
@@ -402,6 +414,10 @@ def _f32_cases() -> np.ndarray:
 def test_f32_round_matches_numpy(dialect):
     vals = _f32_cases()
     e = engine(dialect)
+    if not e.has_infinity:
+        # no infinity to load or to round to: MariaDB's cast saturates at FLT_MAX there, so
+        # the query keeps rounded values below overflow (test_mariadb.py); the rest is exact
+        vals = vals[np.abs(vals) < sd.F32_OVERFLOW]
     con = e.connection()
     e.load(con, "v", [("x", "numeric")], [[float(v)] for v in vals])
     d = DIALECTS[dialect]
