@@ -58,6 +58,7 @@ def tracked(tests: list[tuple[str, ObliqueTest, list[str], frozenset]], d: Diale
                 continue
             o = _overflow_bound(w)
             big = f"abs({col}) >= {num(o)}" if o is not None else None
+            small = f"abs({col}) < {num(o)}" if o is not None else None  # no NOT: HIGH_NOT_PRECEDENCE
             sign = f"sign({col}) * {1 if w > 0 else -1}"
             half = f"{value} * {num(0.5)} + {product} * {num(0.5)}"
             arms = []
@@ -67,7 +68,7 @@ def tracked(tests: list[tuple[str, ObliqueTest, list[str], frozenset]], d: Diale
             if big:
                 arms.append(f"WHEN {big} THEN {sign}")
             arms.append(f"WHEN abs({half}) >= {num(HALF_OVERFLOW)} THEN sign({half})")
-            finite = " AND ".join(([f"{state} IS NULL"] if state else []) + ([f"NOT {big}"] if big else [])
+            finite = " AND ".join(([f"{state} IS NULL"] if state else []) + ([small] if small else [])
                                   + [f"abs({half}) < {num(HALF_OVERFLOW)}"])
             v_name, k_name = name(f"o{j}v{i}"), name(f"o{j}k{i}")
             step_refs = refs | v_refs
