@@ -212,3 +212,13 @@ def test_expressions_only_inlines_and_refuses_big_ensembles(conn):
     names = [row_column(model)] + [f.name for f in model.features]
     sql = f"SELECT {', '.join(map(D.quote, names))},\n{frag}\nFROM `data`"
     compare(run_sql(sql, model, fx.labels_for(model, X), "mariadb", conn=conn), model, X)
+
+
+def test_more_steps_than_one_with_holds(conn, monkeypatch):
+    """MariaDB refuses a WITH of more than 64 steps: longer chains nest as derived tables."""
+    monkeypatch.setattr(D, "trees_per_step", 1)
+    model = fx.big_ensemble(90)
+    sql = SqlTarget().generate(model, dialect="mariadb", raw=True, passthrough=[row_column(model)])["model.sql"]
+    assert sql.count(" AS (\n") > 64 and sql.count("WITH") == 2
+    X = fx.probe_rows(model, limit=300)
+    compare(run_sql(sql, model, fx.labels_for(model, X), "mariadb", conn=conn), model, X)

@@ -71,8 +71,13 @@ class SqlTarget(Target):
             keep = [Output(n, d.quote(n), frozenset({n})) for n in originals]
             steps, finals = render_steps(query.steps, keep + outputs, originals, query.prefix,
                                          comments, d.fence, d.fence_cost, d.quote)
+            source = ".".join(map(d.quote, parts))
+            cap = d.max_with_steps
+            while cap and len(steps) > cap:  # the first runs nest as derived tables
+                source = render("sql/group.j2", {"steps": steps[:cap], "source": source}).strip()
+                steps = steps[cap:]
             text = render("sql/query.j2", {"header": header, "steps": steps, "finals": finals,
-                                           "table": ".".join(map(d.quote, parts))})
+                                           "table": source})
         return {f"{name}.sql": text}
 
 

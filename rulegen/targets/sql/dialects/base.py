@@ -37,6 +37,7 @@ class Dialect:
     # where they cannot, the fragment inlines its steps (inline.py).
     correlated_steps = True
     max_inline_trees = 0  # without correlated steps: trees one inlined expression may sum
+    max_with_steps = 0  # steps one WITH may hold (0: no cap); longer chains nest (group.j2)
     # CASE levels one expression may nest; deeper trees advance a node id in steps
     # (trees.py). Each engine module says how it was measured.
     max_case_depth = 0
