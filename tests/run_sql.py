@@ -14,6 +14,8 @@ or step by step::
 Rows are what SQL tables hold (``labels_for``): labels for categorical features, None for
 missing. ``missing="nan"`` stores missing numeric values as NaN instead of NULL, and
 ``missing="mixed"`` every other row's, in engines that keep NaN (SQLite stores NaN as NULL).
+An engine without infinity (MariaDB) gets the largest finite double in place of +-inf, and the
+evaluator is compared on the same values (``storable``).
 
 The table gets one more column, ``row_column(model)``, numbering the rows. When the query
 returns it (``check_sql`` generates with ``passthrough=[row_column(model)]``) the output is
