@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from rulegen.codegen.jinja import render
 from rulegen.codegen.literals import sql_comment
-from rulegen.errors import RulegenError
+from rulegen.errors import RulegenError, UnsupportedFeatureError
 from rulegen.ir.nodes import Model
 from rulegen.targets.base import Target
 from rulegen.targets.sql.dialects import DIALECTS, Dialect
@@ -48,6 +48,9 @@ class SqlTarget(Target):
         if options:
             raise RulegenError(f"unknown SQL target option(s): {', '.join(sorted(options))}")
         d = DIALECTS[dialect]
+        if expressions_only and d.no_correlated_subqueries:
+            raise UnsupportedFeatureError("sql", f"expressions_only in {d.title}: "
+                                                 f"{d.no_correlated_subqueries}")
         passthrough = [str(p) for p in passthrough]
         originals = passthrough + [f.name for f in model.features]
         parts = [table] if isinstance(table, str) else [str(t) for t in table]
@@ -66,8 +69,14 @@ class SqlTarget(Target):
             keep = [Output(n, d.quote(n), frozenset({n})) for n in originals]
             steps, finals = render_steps(query.steps, keep + outputs, originals, query.prefix,
                                          comments, d.fence, d.fence_cost, d.quote)
-            text = render("sql/query.j2", {"header": header, "steps": steps, "finals": finals,
-                                           "table": ".".join(map(d.quote, parts))})
+            context = {"header": header, "steps": steps, "finals": finals,
+                       "table": ".".join(map(d.quote, parts)), "settings": ""}
+            text = render("sql/query.j2", context)
+            # settings the engine needs for a query of this size (ClickHouse's max_query_size)
+            settings = d.settings(len(text.encode("utf-8")))
+            if settings:
+                notes = [sql_comment(x) for x in d.settings_notes(settings)] if comments else []
+                text = render("sql/query.j2", dict(context, settings=settings, header=header + notes))
         return {f"{name}.sql": text}
 
 
@@ -102,11 +111,13 @@ def _header(model: Model, d: Dialect, n_nodes: int) -> list[str]:
              "features: " + ", ".join(f"{f.name!r} ({f.kind})" for f in model.features)]
     if t.task == "classification":
         lines.append("classes: " + ", ".join(repr(c) for c in t.classes))
-    lines.append("NULL is missing" + ("; NaN is missing too" if d.nan_largest else ""))
+    lines.append("NULL is missing" + ("; NaN is missing too" if d.has_nan else ""))
     if rounded_exp(model):
         lines.append("the float32 link's exp is computed in double and rounded to float32: SQL has "
                      "no expf. glibc's expf differs from that on about 1 in 13,000 inputs, so a "
                      "probability can be one float32 ulp from XGBoost's (docs/IMPORTERS.md)")
+    if d.exp_note and model.link != "identity" and not Query.folds_outputs(model):
+        lines.append(d.exp_note)
     lines += d.notes(n_nodes)
     return [sql_comment(x) for x in lines]
 
