@@ -14,7 +14,7 @@ from irfixtures import hostile_model
 import numpy as np
 import pytest
 from engines import engine
-from run_sql import ENGINES, check_sql, compare, connect, row_column, run_sql
+from run_sql import ENGINES, check_sql, compare, connect, fragment, row_column, run_sql
 
 from rulegen.errors import IRValidationError, RulegenError
 from rulegen.ir.nodes import (
@@ -63,7 +63,9 @@ def test_hostile_names_labels_and_categories(dialect, dtype):
 def test_hostile_text_in_expressions_only(dialect):
     model = hostile_model()
     X = fx.probe_rows(model, limit=300)
-    frag = SqlTarget().generate(model, dialect=dialect, expressions_only=True, raw=True)["model.sql"]
+    frag = fragment(model, dialect, raw=True)
+    if frag is None:
+        return  # refused (ClickHouse)
     names = [row_column(model)] + [f.name for f in model.features]
     res = run_sql(_select(dialect, names, frag), model, fx.labels_for(model, X), dialect)
     compare(res, model, X)
@@ -176,7 +178,9 @@ def test_nesting_at_and_past_the_limit(dialect, kind):
             X = fx.probe_rows(model, limit=400)
             _run(model, X, dialect)
             _run(model, X, dialect, expressions_only=False, comments=False)
-            frag = SqlTarget().generate(model, dialect=dialect, expressions_only=True)["model.sql"]
+            frag = fragment(model, dialect)
+            if frag is None:
+                continue  # refused (ClickHouse)
             res = run_sql(_select(dialect, [row_column(model), "x", "y", "c"], frag), model,
                           fx.labels_for(model, X), dialect)
             compare(res, model, X)
