@@ -14,7 +14,11 @@ columns (without the inputs), one ``(<scalar subquery>) AS "<column>"`` per line
 by commas. Each subquery is self-contained: a ``WITH`` chain whose first step reads the
 feature columns of the enclosing query's current row by their unqualified, quoted names, so
 ``SELECT t.*, <fragment> FROM my_table AS t`` works. Each item recomputes what it needs;
-prefer the full query when selecting many columns.
+prefer the full query when selecting many columns. ClickHouse refuses this form: its
+correlated subqueries give NULL for rows with a NULL input (dialects/clickhouse.py).
+
+A dialect may end a big full query with a clause of settings it needs
+(``Dialect.settings``: ClickHouse's ``SETTINGS max_query_size = ...``); the header says so.
 
 The shape, in the order a model goes through it: :mod:`.query` (inputs, accumulation,
 link, outputs) -> :mod:`.trees` (one nested CASE per tree) -> :mod:`.routing` (each split's
