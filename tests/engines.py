@@ -171,7 +171,12 @@ class ClickHouse(Engine):
     def connect(self, dsn=None):
         from chdb import session
 
-        return session.Session()
+        conn = session.Session()
+        # ClickHouse compiles an expression to native code the 4th time it runs it, which takes
+        # seconds to a minute for a big query; tests run interpreted, and
+        # test_clickhouse.py::test_compiled_expressions_are_exact checks the compiled code
+        conn.query("SET compile_expressions = 0")
+        return conn
 
     def load(self, conn, table, columns, rows):
         cols = ", ".join(f"{self.quote(n)} {self.types[kind]}" for n, kind in columns)

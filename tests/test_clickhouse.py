@@ -27,7 +27,7 @@ D = DIALECTS["clickhouse"]
 
 
 def _session():
-    """A fresh chDB session with ClickHouse's default settings."""
+    """A fresh chDB session with ClickHouse's default settings (expressions interpreted)."""
     return engine("clickhouse").connect()
 
 
@@ -171,3 +171,23 @@ def test_float32_columns_compare_exactly():
         check_sql(model, X32, "clickhouse", conn=conn, missing="mixed")
     finally:
         del e.types
+
+
+def test_compiled_expressions_are_exact():
+    """ClickHouse compiles an expression to native code (LLVM) once it has run it
+    min_count_to_compile_expression (3) times; forced here from the first run: the same bits,
+    exp included."""
+    conn = _session()
+    conn.query("SET compile_expressions = 1")
+    conn.query("SET min_count_to_compile_expression = 0")
+    models = fx.all_models()
+    for name in ("every_construct", "softmax_f32", "softmax_f64", "forest_vote", "sigmoid_ensemble", "exp_regression"):
+        model = models[name]
+        check_sql(model, fx.probe_rows(model, limit=300), "clickhouse", conn=conn, missing="mixed")
+    x = np.random.default_rng(4).standard_normal(20_000) * 5
+    e = engine("clickhouse")
+    e.load(conn, "x", [("x", "numeric")], [[v] for v in x.tolist()])
+    _, rows = e.fetch(conn, 'SELECT exp("x"), 1.0 / (1.0 + exp(-"x")) FROM "x"')
+    assert np.array_equal(np.array([r[0] for r in rows]), e.exp(x))
+    _, rows = e.fetch(conn, "SELECT value FROM system.events WHERE event = 'CompileFunction'")
+    assert rows and rows[0][0] > 0  # something was compiled
