@@ -7,6 +7,7 @@ ClickHouse with every other engine (tests/engines.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import struct
 
@@ -83,7 +84,10 @@ def test_big_queries_carry_their_settings():
     fresh session; a user embedding it moves that clause to the end of the outer query, or
     SETs the settings first, as the header says. Small queries have no clause."""
     assert "SETTINGS" not in SqlTarget().generate(fx.classifier(), dialect="clickhouse")["model.sql"]
-    model = fx.big_ensemble(150)
+    # long names make a big text of a small model (the 1,000-tree test has the AST elements)
+    small = fx.sigmoid_ensemble()
+    feats = tuple(dataclasses.replace(f, name=f"{i}" + "n" * 40_000) for i, f in enumerate(small.features))
+    model = validate(dataclasses.replace(small, features=feats))
     sql = SqlTarget().generate(model, dialect="clickhouse", raw=True, passthrough=[row_column(model)])["model.sql"]
     assert len(sql.encode()) > 256 * 1024
     clause = sql[sql.rindex("\nSETTINGS ") + 1:].rstrip().rstrip(";")
@@ -191,3 +195,15 @@ def test_compiled_expressions_are_exact():
     assert np.array_equal(np.array([r[0] for r in rows]), e.exp(x))
     _, rows = e.fetch(conn, "SELECT value FROM system.events WHERE event = 'CompileFunction'")
     assert rows and rows[0][0] > 0  # something was compiled
+
+
+def test_many_steps_raise_the_subquery_depth(monkeypatch):
+    """Each WITH step is a subquery of the next, and ClickHouse stops at 100 nested ones
+    (max_subquery_depth): a query of 90 steps or more raises it in its SETTINGS clause."""
+    monkeypatch.setattr(type(D), "trees_per_step", 1)  # a step a tree: many steps, small text
+    trees = tuple(Tree((Split(NumericTest(i % 2, "<=", (i % 7) / 4.0), (1, 2), DefaultChild(i % 2)),
+                        Leaf((i / 7.0,)), Leaf((-i / 3.0,)))) for i in range(120))
+    model = validate(Model((Feature("a"), Feature("b")), Target("regression", "y"), trees, (0.5,)))
+    sql = SqlTarget().generate(model, dialect="clickhouse")["model.sql"]
+    assert sql.count('" AS (') > 100 and "max_subquery_depth" in sql and len(sql) < 192 * 1024
+    check_sql(model, fx.probe_rows(model, limit=300), "clickhouse", conn=_session(), missing="mixed")

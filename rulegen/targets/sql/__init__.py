@@ -77,7 +77,7 @@ class SqlTarget(Target):
                        "table": ".".join(map(d.quote, parts)), "settings": ""}
             text = render("sql/query.j2", context)
             # settings the engine needs for a query of this size (ClickHouse's max_query_size)
-            settings = d.settings(len(text.encode("utf-8")))
+            settings = d.settings(len(text.encode("utf-8")), len(steps))
             if settings:
                 notes = [sql_comment(x) for x in d.settings_notes(settings)] if comments else []
                 text = render("sql/query.j2", dict(context, settings=settings, header=header + notes))

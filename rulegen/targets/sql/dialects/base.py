@@ -134,9 +134,9 @@ class Dialect:
         """Lines for the header comment: how to run a query of ``n_nodes`` tree nodes."""
         return []
 
-    def settings(self, size: int) -> str:
-        """A clause ending a full query of ``size`` bytes (UTF-8) that sets what the engine
-        needs to run it, or ""."""
+    def settings(self, size: int, steps: int) -> str:
+        """A clause ending a full query of ``size`` bytes (UTF-8) and ``steps`` WITH steps
+        that sets what the engine needs to run it, or ""."""
         return ""
 
     def settings_notes(self, settings: str) -> list[str]:

@@ -38,11 +38,20 @@ Limits:
   have 0.07 to 0.16 elements a byte) stop big models. A SETTINGS clause at the end of the
   query raises them (clickhouse-local, as in chDB, reads it before parsing), so big queries
   end with one and the header says what to do when the query is embedded in another.
+- ``max_subquery_depth`` (100): each WITH step is a subquery of the next, so a query of 90
+  steps or more raises it in the same clause (6,000 one-split trees, 120 steps: exact, 9 s).
 - Analysis takes about 0.25 ms a tree node (a 1,000-tree ensemble, 40k nodes: 10 s). Merging
   the steps' expressions afterwards (``query_plan_merge_expressions``) grows with the number
   of steps times their size (27 to 66 s more there); big queries turn it off.
 - CTEs are inlined once per reference, and an expression read several times is computed once
   (the expression DAG shares it): steps need no fence.
+- A nested CASE costs every node for every row, not the depth of a path: a complete tree of
+  depth 8 (511 nodes) takes as long as a chain of 255 splits, 20 times a chain of 8, both
+  interpreted and compiled; a hand-written nested CASE is no different (bench_clickhouse.py).
+- ClickHouse compiles an expression to native code (LLVM) the 4th time it runs it
+  (``compile_expressions``, ``min_count_to_compile_expression = 3``): seconds for a forest,
+  a minute for a 2,500-deep chain, after which it runs 4 to 10 times faster. The compiled
+  code gives the same bits (tests/test_clickhouse.py); the header of a big query says so.
 - A correlated scalar subquery is turned into a join on the outer row's columns, and a NULL
   there never matches, so the subquery gives NULL for such rows (``(SELECT coalesce(x, 7))``
   is NULL where x is NULL; ClickHouse issue #112576): the expressions-only form is refused.
@@ -53,6 +62,7 @@ from __future__ import annotations
 from rulegen.targets.sql.dialects.base import Dialect
 
 SETTINGS_ABOVE = 192 * 1024  # bytes: max_query_size is 256 KiB, and AST elements < 0.25 a byte
+STEPS_ABOVE = 90  # max_subquery_depth is 100
 EXP_NOTE = ("ClickHouse's exp is its own, not the C library's: it differs from glibc's by one ulp "
             "on about 1 input in 1,100 (measured), so a probability can be one ulp from what the "
             "C and Python targets give")
@@ -107,12 +117,15 @@ class ClickHouse(Dialect):
     def f32_round(self, x: str) -> str:
         return f"CAST({x} AS Float32)"
 
-    def settings(self, size: int) -> str:
-        if size <= SETTINGS_ABOVE:
+    def settings(self, size: int, steps: int) -> str:
+        if size <= SETTINGS_ABOVE and steps < STEPS_ABOVE:
             return ""
         n = (size + (64 << 10) + (1 << 20) - 1) >> 20 << 20  # whole MiB, with room
-        return (f"SETTINGS max_query_size = {n}, max_ast_elements = {max(n, 50_000)}, "
+        text = (f"SETTINGS max_query_size = {n}, max_ast_elements = {max(n, 50_000)}, "
                 f"max_expanded_ast_elements = {max(n, 500_000)}, query_plan_merge_expressions = 0")
+        if steps >= STEPS_ABOVE:  # each step is a subquery of the next
+            text += f", max_subquery_depth = {steps + 100}"
+        return text
 
     def settings_notes(self, settings: str) -> list[str]:
         return [f"this query is too big for ClickHouse's default limits and ends with {settings}, "
