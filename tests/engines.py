@@ -148,7 +148,7 @@ class PostgreSQL(Engine):
 class ClickHouse(Engine):
     """chDB: ClickHouse in process, one session per test process. Columns are Nullable, so a
     numeric one keeps both NULL and NaN. Rows go in and out as Arrow (exact doubles, one
-    INSERT). Queries run with ``SETTINGS`` the generated header asks for (big models)."""
+    INSERT). A big query carries the settings it needs in its own SETTINGS clause."""
 
     name = "clickhouse"
     types = {"numeric": "Nullable(Float64)", "integer": "Nullable(Int64)", "text": "Nullable(String)"}

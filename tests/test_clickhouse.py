@@ -195,6 +195,9 @@ def test_compiled_expressions_are_exact():
     assert np.array_equal(np.array([r[0] for r in rows]), e.exp(x))
     _, rows = e.fetch(conn, "SELECT value FROM system.events WHERE event = 'CompileFunction'")
     assert rows and rows[0][0] > 0  # something was compiled
+    # the header of a big query tells how to choose when to compile; a small one's does not
+    assert "SET compile_expressions = 0;" in SqlTarget().generate(fx.big_ensemble(60), dialect="clickhouse")["model.sql"]
+    assert "compile_expressions" not in SqlTarget().generate(fx.classifier(), dialect="clickhouse")["model.sql"]
 
 
 def test_many_steps_raise_the_subquery_depth(monkeypatch):

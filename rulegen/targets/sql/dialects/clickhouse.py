@@ -49,9 +49,12 @@ Limits:
   depth 8 (511 nodes) takes as long as a chain of 255 splits, 20 times a chain of 8, both
   interpreted and compiled; a hand-written nested CASE is no different (bench_clickhouse.py).
 - ClickHouse compiles an expression to native code (LLVM) the 4th time it runs it
-  (``compile_expressions``, ``min_count_to_compile_expression = 3``): seconds for a forest,
-  a minute for a 2,500-deep chain, after which it runs 4 to 10 times faster. The compiled
-  code gives the same bits (tests/test_clickhouse.py); the header of a big query says so.
+  (``compile_expressions``, ``min_count_to_compile_expression = 3``): 40 s for 200 boosted
+  trees of depth 6 (23,694 nodes, 1.7 ms a node; a hand-written single expression of the same
+  trees: 311 s), 4 s for a 10-tree forest of depth 8, a minute for a 2,500-deep chain. Compiled,
+  those run 3.4 to 5 times faster (1M rows, one thread: 52 -> 11.6 us a row; 10.6 -> 2.1; a
+  depth-8 tree 0.90 -> 0.26). The compiled code gives the same bits (tests/test_clickhouse.py);
+  the header of a big query says what this costs and how to choose.
 - A correlated scalar subquery is turned into a join on the outer row's columns, and a NULL
   there never matches, so the subquery gives NULL for such rows (``(SELECT coalesce(x, 7))``
   is NULL where x is NULL; ClickHouse issue #112576): the expressions-only form is refused.
@@ -63,6 +66,8 @@ from rulegen.targets.sql.dialects.base import Dialect
 
 SETTINGS_ABOVE = 192 * 1024  # bytes: max_query_size is 256 KiB, and AST elements < 0.25 a byte
 STEPS_ABOVE = 90  # max_subquery_depth is 100
+COMPILE_MS_PER_NODE = 1.7  # LLVM, measured below
+COMPILE_NOTE_NODES = 2_000  # below this compiling takes a couple of seconds: no advice
 EXP_NOTE = ("ClickHouse's exp is its own, not the C library's: it differs from glibc's by one ulp "
             "on about 1 input in 1,100 (measured), so a probability can be one ulp from what the "
             "C and Python targets give")
@@ -116,6 +121,16 @@ class ClickHouse(Dialect):
 
     def f32_round(self, x: str) -> str:
         return f"CAST({x} AS Float32)"
+
+    def notes(self, n_nodes: int) -> list[str]:
+        if n_nodes < COMPILE_NOTE_NODES:
+            return []
+        return [f"ClickHouse compiles an expression to native code the 4th time it runs it "
+                f"(compile_expressions, min_count_to_compile_expression = 3): that run takes about "
+                f"{n_nodes * COMPILE_MS_PER_NODE / 1000:,.0f} s more for this query's {n_nodes:,} tree "
+                "nodes, and each later one runs several times faster (same results). SET "
+                "min_count_to_compile_expression = 0; compiles on the first run, SET "
+                "compile_expressions = 0; never."]
 
     def settings(self, size: int, steps: int) -> str:
         if size <= SETTINGS_ABOVE and steps < STEPS_ABOVE:
