@@ -64,7 +64,7 @@ _add_learning_commands()
 @click.option("--target", "target", required=True, metavar="TARGET",
               help="python, c or sql.")
 @click.option("--dialect", default=None, metavar="DIALECT",
-              help="SQL dialect: sqlite (default), duckdb or postgres.")
+              help="SQL dialect: sqlite (default), duckdb, postgres or clickhouse.")
 @click.option("--name", default=None, help="Name of the generated function family / module "
               "(default: the model file's name).")
 @click.option("--table", default="data", show_default=True, help="SQL: the table to select from.")
