@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT))
 
-from bench_sql import COLS, make_data, sql_oracle, to_ir  # noqa: E402
+from bench_sql import COLS, fit_models, make_data, sql_oracle, to_ir  # noqa: E402
 
 from rulegen.codegen.lower import float64_bound  # noqa: E402
 from rulegen.ir.nodes import Leaf, NumericTest  # noqa: E402
@@ -38,21 +38,6 @@ from rulegen.targets.sql import SqlTarget  # noqa: E402
 from rulegen.targets.sql.dialects import DIALECTS  # noqa: E402
 
 D = DIALECTS["mariadb"]
-
-
-def fit_models(n: int, rounds: int) -> dict:
-    import xgboost as xgb
-    from sklearn.ensemble import RandomForestClassifier
-    from sklearn.tree import DecisionTreeClassifier
-
-    X, y = make_data(n, 1)
-    return {
-        "tree, depth 8": DecisionTreeClassifier(max_depth=8, random_state=0).fit(X, y),
-        "forest 10 x depth 8": RandomForestClassifier(10, max_depth=8, random_state=0).fit(X, y),
-        f"XGBoost {rounds} x depth 6": xgb.XGBClassifier(
-            n_estimators=rounds, max_depth=6, learning_rate=0.1, tree_method="hist",
-            base_score=0.5, n_jobs=1, random_state=0).fit(X, y),
-    }
 
 
 def nested_case(model, k: int | None = None) -> str:
@@ -147,7 +132,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--write", action="store_true", help="put the table into docs/BENCHMARKS.md")
     args = ap.parse_args()
-    models = fit_models(100_000, args.rounds)
+    models = fit_models(False, rounds=args.rounds)  # 100,000 training rows
     X, _ = make_data(args.rows, 2)
     server = Server(X)
     rows = ["| model | implementation | ns/row | / nested CASE | SQL KB | exact |", "|---|---|---|---|---|---|"]

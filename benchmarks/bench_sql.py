@@ -54,13 +54,14 @@ def make_data(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 COLS = [f"f{i}" for i in range(20)]
 
 
-def fit_models(quick: bool) -> dict:
+def fit_models(quick: bool, rounds: int = 500) -> dict:
+    """A depth-8 tree, a 10-tree forest and an XGBoost model of ``rounds`` (50 when quick)."""
     import xgboost as xgb
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.tree import DecisionTreeClassifier
 
     X, y = make_data(20_000 if quick else 100_000, 1)
-    rounds = 50 if quick else 500
+    rounds = 50 if quick else rounds
     return {
         "tree, depth 8": DecisionTreeClassifier(max_depth=8, random_state=0).fit(X, y),
         "forest 10 x depth 8": RandomForestClassifier(10, max_depth=8, random_state=0).fit(X, y),

@@ -18,6 +18,7 @@ import numpy as np
 from rulegen import __version__
 from rulegen.cli_util import one_line, say, summary, unknown_value
 from rulegen.errors import DSLSyntaxError, RulegenError
+from rulegen.targets.sql.dialects import DIALECTS as _DIALECTS
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -64,7 +65,8 @@ _add_learning_commands()
 @click.option("--target", "target", required=True, metavar="TARGET",
               help="python, c or sql.")
 @click.option("--dialect", default=None, metavar="DIALECT",
-              help="SQL dialect: sqlite (default), duckdb or postgres.")
+              help="SQL dialect: " + ", ".join(f"{d}{' (default)' if i == 0 else ''}"
+                                               for i, d in enumerate(_DIALECTS)) + ".")
 @click.option("--name", default=None, help="Name of the generated function family / module "
               "(default: the model file's name).")
 @click.option("--table", default="data", show_default=True, help="SQL: the table to select from.")

@@ -193,7 +193,76 @@ class MariaDB(Engine):
             conn.cursor().executemany(f"INSERT INTO {self.quote(table)} VALUES ({marks})", rows)
 
 
-ENGINES: dict[str, Engine] = {e.name: e for e in (SQLite(), DuckDB(), PostgreSQL(), MariaDB())}
+
+class ClickHouse(Engine):
+    """chDB: ClickHouse in process, one session per test process. Columns are Nullable, so a
+    numeric one keeps both NULL and NaN. Rows go in and out as Arrow (exact doubles, one
+    INSERT). A big query carries the settings it needs in its own SETTINGS clause."""
+
+    name = "clickhouse"
+    types = {"numeric": "Nullable(Float64)", "integer": "Nullable(Int64)", "text": "Nullable(String)"}
+    double_result = "Float64"
+    _arrow = {"numeric": "float64", "integer": "int64", "text": "string"}
+
+    @staticmethod
+    def exp(a):
+        """ClickHouse's own exp (not the C library's: 1 ulp apart on about 1 input in
+        1,000, rulegen/targets/sql/dialects/clickhouse.py), computed by the engine."""
+        import numpy as np
+
+        a = np.asarray(a, dtype=np.float64)
+        e = ENGINES["clickhouse"]
+        conn = e.connection()
+        e.load(conn, "_exp_in", [("x", "numeric")], [[v] for v in a.ravel().tolist()])
+        _, rows = e.fetch(conn, 'SELECT exp("x") FROM "_exp_in"')
+        return np.array([r[0] for r in rows], dtype=np.float64).reshape(a.shape)
+
+    def connect(self, dsn=None):
+        from chdb import session
+
+        conn = session.Session()
+        # ClickHouse compiles an expression to native code the 4th time it runs it, which takes
+        # seconds to a minute for a big query; tests run interpreted, and
+        # test_clickhouse.py::test_compiled_expressions_are_exact checks the compiled code
+        conn.query("SET compile_expressions = 0")
+        return conn
+
+    def load(self, conn, table, columns, rows):
+        cols = ", ".join(f"{self.quote(n)} {self.types[kind]}" for n, kind in columns)
+        conn.query(f"DROP TABLE IF EXISTS {self.quote(table)}")
+        conn.query(f"CREATE TABLE {self.quote(table)} ({cols}) ENGINE = Memory")
+        self.insert(conn, table, columns, rows)
+
+    def insert(self, conn, table, columns, rows):
+        import io
+
+        import pyarrow as pa
+
+        if not rows:
+            return
+        data = [pa.array(list(c), type=self._arrow[kind], from_pandas=False)
+                for c, (_, kind) in zip(zip(*rows), columns)]
+        # ClickHouse matches Arrow columns to the table's by name
+        batch = pa.table(data, names=[n for n, _ in columns])
+        sink = io.BytesIO()
+        with pa.ipc.new_stream(sink, batch.schema) as w:
+            w.write_table(batch)
+        names = ", ".join(self.quote(n) for n, _ in columns)
+        with conn.send_insert(f"INSERT INTO {self.quote(table)} ({names})", "ArrowStream") as ins:
+            ins.append(sink.getvalue())
+            ins.finish()
+
+    def fetch(self, conn, sql):
+        t = conn.query(sql, "ArrowTable")
+        return list(t.schema.names), list(zip(*(c.to_pylist() for c in t.columns)))
+
+    def result_types(self, conn, sql):
+        body = sql.strip().rstrip(";")
+        t = conn.query(f"DESCRIBE TABLE ({body})", "ArrowTable")
+        return dict(zip(t.column("name").to_pylist(), t.column("type").to_pylist()))
+
+
+ENGINES: dict[str, Engine] = {e.name: e for e in (SQLite(), DuckDB(), PostgreSQL(), MariaDB(), ClickHouse())}
 
 
 def engine(name: str) -> Engine:

@@ -64,8 +64,8 @@ def test_every_target_computes_the_float32_link(name):
     n = len(model.trees[0].nodes) - 1
     X = np.arange(n, dtype=np.float64)[:, None]
     # Python and C equal the evaluator (the C library's expf); SQL equals the evaluator with exp
-    # rounded to float32 (run_sql.expected), in SQLite, DuckDB and PostgreSQL
-    assert_targets_exact(model, X, dialects=("sqlite", "duckdb", "postgres"), n_random=5)
+    # rounded to float32 (run_sql.expected; ClickHouse's own exp there), in every SQL engine
+    assert_targets_exact(model, X, dialects=("sqlite", "duckdb", "postgres", "clickhouse"), n_random=5)
 
 
 def test_the_inputs_tell_expf_from_rounded_exp():

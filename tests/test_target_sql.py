@@ -12,7 +12,7 @@ import irfixtures as fx
 import numpy as np
 import pytest
 from engines import engine
-from run_sql import ENGINES, check_sql, compare, connect, expected, row_column, run_sql
+from run_sql import ENGINES, check_sql, compare, connect, expected, fragment, row_column, run_sql
 
 from rulegen.codegen.lower import float64_bound
 from rulegen.errors import RulegenError, UnsupportedFeatureError
@@ -324,7 +324,9 @@ def test_expressions_only(name, dialect):
     """The fragment runs inside a user's own SELECT and gives the same columns."""
     model = ALL[name]
     X = rows_for(model, limit=300)
-    frag = SqlTarget().generate(model, dialect=dialect, expressions_only=True, raw=True)["model.sql"]
+    frag = fragment(model, dialect, raw=True)
+    if frag is None:
+        return  # refused (ClickHouse)
     assert not frag.rstrip().endswith(";")
     q = DIALECTS[dialect].quote
     cols = ", ".join(map(q, [row_column(model)] + [f.name for f in model.features]))

@@ -14,7 +14,11 @@ columns (without the inputs), one ``(<scalar subquery>) AS "<column>"`` per line
 by commas. Each subquery is self-contained: a ``WITH`` chain whose first step reads the
 feature columns of the enclosing query's current row by their unqualified, quoted names, so
 ``SELECT t.*, <fragment> FROM my_table AS t`` works. Each item recomputes what it needs;
-prefer the full query when selecting many columns.
+prefer the full query when selecting many columns. ClickHouse refuses this form: its
+correlated subqueries give NULL for rows with a NULL input (dialects/clickhouse.py).
+
+A dialect may end a big full query with a clause of settings it needs
+(``Dialect.settings``: ClickHouse's ``SETTINGS max_query_size = ...``); the header says so.
 
 The shape, in the order a model goes through it: :mod:`.query` (inputs, accumulation,
 link, outputs) -> :mod:`.trees` (one nested CASE per tree) -> :mod:`.routing` (each split's
@@ -26,7 +30,7 @@ from __future__ import annotations
 
 from rulegen.codegen.jinja import render
 from rulegen.codegen.literals import sql_comment
-from rulegen.errors import RulegenError
+from rulegen.errors import RulegenError, UnsupportedFeatureError
 from rulegen.ir.nodes import Model
 from rulegen.targets.base import Target
 from rulegen.targets.sql.dialects import DIALECTS, Dialect
@@ -49,6 +53,9 @@ class SqlTarget(Target):
         if options:
             raise RulegenError(f"unknown SQL target option(s): {', '.join(sorted(options))}")
         d = DIALECTS[dialect]
+        if expressions_only and d.no_correlated_subqueries:
+            raise UnsupportedFeatureError("sql", f"expressions_only in {d.title}: "
+                                                 f"{d.no_correlated_subqueries}")
         passthrough = [str(p) for p in passthrough]
         originals = passthrough + [f.name for f in model.features]
         parts = [table] if isinstance(table, str) else [str(t) for t in table]
@@ -76,8 +83,14 @@ class SqlTarget(Target):
             while cap and len(steps) > cap:  # the first runs nest as derived tables
                 source = render("sql/group.j2", {"steps": steps[:cap], "source": source}).strip()
                 steps = steps[cap:]
-            text = render("sql/query.j2", {"header": header, "steps": steps, "finals": finals,
-                                           "table": source})
+            context = {"header": header, "steps": steps, "finals": finals,
+                       "table": source, "settings": ""}
+            text = render("sql/query.j2", context)
+            # settings the engine needs for a query of this size (ClickHouse's max_query_size)
+            settings = d.settings(len(text.encode("utf-8")), len(steps))
+            if settings:
+                notes = [sql_comment(x) for x in d.settings_notes(settings)] if comments else []
+                text = render("sql/query.j2", dict(context, settings=settings, header=header + notes))
         return {f"{name}.sql": text}
 
 
@@ -116,11 +129,13 @@ def _header(model: Model, d: Dialect, n_nodes: int) -> list[str]:
              "features: " + ", ".join(f"{f.name!r} ({f.kind})" for f in model.features)]
     if t.task == "classification":
         lines.append("classes: " + ", ".join(repr(c) for c in t.classes))
-    lines.append("NULL is missing" + ("; NaN is missing too" if d.nan_largest else ""))
+    lines.append("NULL is missing" + ("; NaN is missing too" if d.has_nan else ""))
     if rounded_exp(model):
         lines.append("the float32 link's exp is computed in double and rounded to float32: SQL has "
                      "no expf. glibc's expf differs from that on about 1 in 13,000 inputs, so a "
                      "probability can be one float32 ulp from XGBoost's (docs/IMPORTERS.md)")
+    if d.exp_note and model.link != "identity" and not Query.folds_outputs(model):
+        lines.append(d.exp_note)
     lines += d.notes(n_nodes)
     return [sql_comment(x) for x in lines]
 

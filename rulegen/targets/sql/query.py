@@ -171,7 +171,7 @@ class Query:
             for col, w in zip(cols, t.weights):
                 s = f"({s} + {self.d.product(w, col)})"
             present = " AND ".join(
-                f"{c} <= {self.num(float('inf'))}" if self.d.nan_largest else f"{c} IS NOT NULL"
+                f"{c} <= {self.num(float('inf'))}" if self.d.has_nan else f"{c} IS NOT NULL"
                 for c in dict.fromkeys(cols))
             expr = (f"CASE WHEN {present} THEN CASE WHEN {s} {t.op} {self.num(t.threshold)} "
                     f"THEN 0 ELSE 1 END END")

@@ -11,7 +11,9 @@ send a NULL anywhere but the ELSE.
 Numeric tests compare the table's column itself. ``x <= t`` is false for NaN, which sorts
 above every number in PostgreSQL and DuckDB; its complement ``x > t`` is not, so it is
 written ``dialect.at_least(x, next_up(t))``, exact for every double (and for float32 and
-integer columns, which the engines compare as doubles).
+integer columns, which the engines compare as doubles). Where NaN compares as in IEEE
+(ClickHouse: false both ways) at_least needs no guard. Either way ``x <= inf`` is the
+presence test: false for NULL and NaN, true for every number.
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ class Router:
         return self.columns[test.feature]
 
     def _nan(self, f: int) -> bool:
-        return self.d.nan_largest and f not in self.nan_free
+        return self.d.has_nan and f not in self.nan_free
 
     def below(self, f: int, op: str, bound: float) -> str:
         """Present values of numeric feature f with ``x op bound`` (float64)."""

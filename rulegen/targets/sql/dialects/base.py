@@ -26,8 +26,11 @@ F32_ZERO = 2.0**-150  # float32 rounding of |x| <= this is zero
 class Dialect:
     name = ""
     title = ""  # the engine's name in prose
-    # Floats have NaN, ordered above every number, and NaN = NaN (PostgreSQL, DuckDB,
-    # Spark). Then ``x > t`` holds for NaN, so complements need a guard (see at_least).
+    # Floats keep NaN, which is missing like NULL (True for every engine but SQLite).
+    has_nan = False
+    # NaN is ordered above every number and NaN = NaN (PostgreSQL, DuckDB, Spark). Then
+    # ``x > t`` holds for NaN, so complements need a guard (see at_least). False with
+    # has_nan: IEEE comparisons, false for NaN (ClickHouse).
     nan_largest = False
     # Doubles include +-inf (stored, computed, written as literals). Without them (MariaDB)
     # no value is infinite and arithmetic raises where IEEE overflows: query.py bounds what
@@ -49,6 +52,11 @@ class Dialect:
     # What a fence costs per row, in tree nodes visited (plan.py weighs it against the work
     # it saves): a fixed part and a part per column the fenced step passes on.
     fence_fixed, fence_per_column = 0.0, 0.0
+    # Why the engine cannot run the expressions-only form (its scalar subqueries read the
+    # enclosing row), or "" when it can.
+    no_correlated_subqueries = ""
+    # A header line for queries that compute exp, when the engine's is not the C library's
+    exp_note = ""
     float32_type: str | None = None  # None: no float32 type (rounding is emulated)
     double_type = "DOUBLE"
 
@@ -90,7 +98,7 @@ class Dialect:
 
     def not_nan(self, col: str) -> str | None:
         """``col`` with NaN read as NULL, or None when the engine has no NaN."""
-        if not self.nan_largest:
+        if not self.has_nan:
             return None
         return f"NULLIF({col}, {self.nan()})"
 
@@ -138,6 +146,15 @@ class Dialect:
 
     def notes(self, n_nodes: int) -> list[str]:
         """Lines for the header comment: how to run a query of ``n_nodes`` tree nodes."""
+        return []
+
+    def settings(self, size: int, steps: int) -> str:
+        """A clause ending a full query of ``size`` bytes (UTF-8) and ``steps`` WITH steps
+        that sets what the engine needs to run it, or ""."""
+        return ""
+
+    def settings_notes(self, settings: str) -> list[str]:
+        """Header lines about the clause :meth:`settings` gave."""
         return []
 
 

@@ -27,7 +27,7 @@ CSE_NOTE_NODES = 5_000  # below this planning takes under a second: no advice
 class DuckDB(Dialect):
     name = "duckdb"
     title = "DuckDB"
-    nan_largest = True
+    has_nan = nan_largest = True
     max_case_depth = 400
     trees_per_step = 5
     float32_type = "FLOAT"

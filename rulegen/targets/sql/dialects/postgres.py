@@ -29,7 +29,7 @@ JIT_NOTE_NODES = 500  # below this the JIT costs about a second or less: no advi
 class PostgreSQL(Dialect):
     name = "postgres"
     title = "PostgreSQL"
-    nan_largest = True
+    has_nan = nan_largest = True
     max_case_depth = 400
     fence = "OFFSET 0"  # stops the planner pulling a subquery up into its reader
     # Each nested subquery level makes the planner copy everything below it: 1,000 boosted
