@@ -191,10 +191,8 @@ def main() -> int:
             f"{args.rows:,} rows of 20 Float32 columns, max_threads = {args.threads}, best of {args.repeat}; "
             f"p = P(class 1) read as `SELECT sum(p)`. Command: `python benchmarks/bench_clickhouse.py"
             f"{' --quick' if args.quick else ''}`.\n\n" + "\n".join(rows))
-    print(text)
-    if args.write:
-        from docsection import write_section
-        write_section("ClickHouse (chDB) beside a nested CASE", text)
+    from docsection import publish
+    publish("ClickHouse (chDB) beside a nested CASE", text, args.write)
     return 0
 
 

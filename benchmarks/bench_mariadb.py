@@ -166,10 +166,8 @@ def main() -> int:
     text = (f"{server.version}, {args.rows:,} rows of 20 FLOAT columns, default server settings; best "
             f"of {args.repeat}; p = P(class 1) read as `SELECT sum(p)`. Command: "
             f"`python benchmarks/bench_mariadb.py`.\n\n" + "\n".join(rows))
-    print(text)
-    if args.write:
-        from docsection import write_section
-        write_section("SQL in MariaDB", text)
+    from docsection import publish
+    publish("SQL in MariaDB", text, args.write)
     return 0
 
 

@@ -378,10 +378,8 @@ def main() -> int:
             f"{args.rows:,} rows; best of {args.repeat}; p = P(class 1) read as `SELECT sum(p)`. "
             f"Command: `python benchmarks/bench_sql.py{' --quick' if args.quick else ''}`.\n\n"
             + "\n".join(rows) + ("\n\n" + "\n".join(notes) if notes else ""))
-    print(text)
-    if args.write:
-        from docsection import write_section
-        write_section("SQL in the engines beside the peers", text)
+    from docsection import publish
+    publish("SQL in the engines beside the peers", text, args.write)
     return 0
 
 

@@ -28,3 +28,10 @@ def write_section(title: str, body: str, doc: Path = DOC) -> None:
     else:
         text = text.rstrip("\n") + "\n\n" + fresh
     doc.write_text(text)
+
+
+def publish(title: str, text: str, write: bool) -> None:
+    """Print a benchmark's section; with ``write`` (its --write flag) also put it in the doc."""
+    print(text)
+    if write:
+        write_section(title, text)

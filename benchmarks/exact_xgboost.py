@@ -124,10 +124,8 @@ def main() -> int:
             server.stop()
     text = (f"Command: `python benchmarks/exact_xgboost.py --rows {args.rows}` "
             f"(XGBoost's `inplace_predict` as the reference).\n\n" + "\n".join(lines))
-    print(text)
-    if args.write:
-        from docsection import write_section
-        write_section("XGBoost probabilities, bit for bit", text)
+    from docsection import publish
+    publish("XGBoost probabilities, bit for bit", text, args.write)
     return 0
 
 

@@ -20,6 +20,19 @@ import sqlite3
 from rulegen.targets.sql.dialects import DIALECTS
 
 
+def _serve(server, what: str):
+    """Start a private server for the test process, stopped at exit; its connection
+    arguments. Skips when it cannot start (under CI a skip fails, conftest.py)."""
+    import pytest
+
+    why = server.why_unavailable()
+    if why:
+        pytest.skip(f"{what} tests cannot run: {why}")
+    args = server.start()
+    atexit.register(server.stop)
+    return args
+
+
 class Engine:
     name = ""  # the SQL dialect it runs
     types = {"numeric": "DOUBLE", "integer": "BIGINT", "text": "VARCHAR"}
@@ -124,20 +137,10 @@ class PostgreSQL(Engine):
 
     def connection(self):
         if PostgreSQL._shared is None:
-            import pytest
             from pgserver import PgServer
 
-            server = PgServer()
-            why = server.why_unavailable()
-            if why:
-                pytest.skip(f"PostgreSQL tests cannot run: {why}")
-            conn = self.connect(server.start())
-
-            def _stop():
-                conn.close()
-                server.stop()
-
-            atexit.register(_stop)
+            conn = self.connect(_serve(PgServer(), "PostgreSQL"))
+            atexit.register(conn.close)  # before the server stops (atexit runs in reverse)
             PostgreSQL._shared = conn
         return PostgreSQL._shared
 
@@ -168,21 +171,11 @@ class MariaDB(Engine):
 
     def connection(self):
         if MariaDB._shared is None:
-            import pytest
             from mariadbserver import MariaDBServer
 
-            server = MariaDBServer()
-            why = server.why_unavailable()
-            if why:
-                pytest.skip(f"MariaDB tests cannot run: {why}")
-            MariaDB._args = server.start()
+            MariaDB._args = _serve(MariaDBServer(), "MariaDB")
             conn = self.connect(MariaDB._args)
-
-            def _stop():
-                conn.close()
-                server.stop()
-
-            atexit.register(_stop)
+            atexit.register(conn.close)  # before the server stops (atexit runs in reverse)
             MariaDB._shared = conn
         return MariaDB._shared
 
@@ -191,7 +184,6 @@ class MariaDB(Engine):
         if rows:
             marks = ", ".join(["%s"] * len(columns))
             conn.cursor().executemany(f"INSERT INTO {self.quote(table)} VALUES ({marks})", rows)
-
 
 
 class ClickHouse(Engine):
