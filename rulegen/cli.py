@@ -97,6 +97,8 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
       rulegen compile iris.json --target python -o iris_model.py
       rulegen compile iris.json --target c -o build/        # build/iris.h, build/iris.c
       rulegen compile iris.json --target sql --dialect duckdb --table flowers -o iris.sql
+      rulegen compile iris.json --target sql --dialect spark --expressions-only -o cols.sql
+                                        # items for df.selectExpr(...) in PySpark
 
     \b
     C: NAME_predict(const double *x, double *out) and NAME_predict_class(x); missing is NaN,

@@ -71,13 +71,13 @@ class SqlTarget(Target):
                                   "alias": d.quote(o.alias)})
                     continue
                 steps, _ = render_steps(query.steps, [o], originals, query.prefix, comments, d.fence,
-                                         d.fence_cost, d.quote)
+                                         d.fence_cost, d.quote, d.fence_wrap)
                 items.append({"steps": steps, "expr": o.expr, "alias": d.quote(o.alias)})
             text = render("sql/expressions.j2", {"header": header, "items": items})
         else:
             keep = [Output(n, d.quote(n), frozenset({n})) for n in originals]
             steps, finals = render_steps(query.steps, keep + outputs, originals, query.prefix,
-                                         comments, d.fence, d.fence_cost, d.quote)
+                                         comments, d.fence, d.fence_cost, d.quote, d.fence_wrap)
             source = ".".join(map(d.quote, parts))
             cap = d.max_with_steps
             while cap and len(steps) > cap:  # the first runs nest as derived tables

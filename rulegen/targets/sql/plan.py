@@ -53,13 +53,15 @@ class RenderedStep:
 
 
 def render_steps(steps: list[Step], outputs: list[Output], originals: list[str], prefix: str,
-                 comments: bool, fence: str, fence_cost=None,
-                 quote=sql_identifier) -> tuple[list[RenderedStep], list[str]]:
+                 comments: bool, fence: str, fence_cost=None, quote=sql_identifier,
+                 fence_wrap: str = "") -> tuple[list[RenderedStep], list[str]]:
     """Prune dead columns and steps, choose the fences, and lay out each step's SELECT list.
 
     ``originals`` are the table columns step 0 may pass through without defining them;
     ``fence_cost(n)`` is what fencing a step of n columns costs, in the unit of Col.cost;
-    ``quote`` is the engine's identifier quoting. Returns the steps and the final SELECT items."""
+    ``quote`` is the engine's identifier quoting. An engine whose fence is an expression
+    rather than a clause gives ``fence_wrap``, a format string each column of a fenced step
+    is put into. Returns the steps and the final SELECT items."""
     q = quote
     pos = {n: i for i, n in enumerate(originals)}
     for step in steps:
@@ -91,7 +93,7 @@ def render_steps(steps: list[Step], outputs: list[Output], originals: list[str],
     for i in reversed(range(len(keep))):
         step, through, live = keep[i]
         saved = sum((evals.get(c.name, 1.0) - 1.0) * total[c.name] for c in live)
-        fenced = bool(fence) and (step.fence or saved > fence_cost(len(through) + len(live)))
+        fenced = bool(fence or fence_wrap) and (step.fence or saved > fence_cost(len(through) + len(live)))
         times = {c.name: (1.0 if fenced else evals.get(c.name, 1.0)) for c in live}
         if fenced:  # it reads each column it passes through once
             for n in through:
@@ -103,7 +105,7 @@ def render_steps(steps: list[Step], outputs: list[Output], originals: list[str],
                 evals[r] = evals.get(r, 0.0) + _uses(q(r), c) * times[c.name]
         items = [q(n) for n in through]
         for c in live:
-            text = f"{c.expr} AS {q(c.name)}"
+            text = f"{fence_wrap.format(c.expr) if fenced and fence_wrap else c.expr} AS {q(c.name)}"
             if comments and c.note:
                 text = f"/* {sql_comment(c.note)} */\n    {text}"
             items.append(text)

@@ -144,7 +144,12 @@ class TreeWriter:
             pad = "\n" + "  " * min(ind + 1, MAX_INDENT)
             parts: list = []
             for (cond, _), kid, end in zip(route.arms, kids, ends):
-                parts += [f"{pad}WHEN {cond} THEN ", end if end is not None else (kid, level + 1, ind + 1)]
+                if end is not None:
+                    parts += [f"{pad}WHEN {cond} THEN ", end]
+                elif self.d.parenthesize_then:
+                    parts += [f"{pad}WHEN {cond} THEN (", (kid, level + 1, ind + 1), ")"]
+                else:
+                    parts += [f"{pad}WHEN {cond} THEN ", (kid, level + 1, ind + 1)]
             parts += [f"{pad}ELSE ", ends[-1] if ends[-1] is not None else (kids[-1], level + 1, ind + 1),
                       " END"]
             out.append("CASE")

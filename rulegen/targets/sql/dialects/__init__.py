@@ -7,8 +7,9 @@ from rulegen.targets.sql.dialects.clickhouse import ClickHouse
 from rulegen.targets.sql.dialects.duckdb import DuckDB
 from rulegen.targets.sql.dialects.mariadb import MariaDB
 from rulegen.targets.sql.dialects.postgres import PostgreSQL
+from rulegen.targets.sql.dialects.spark import Spark
 from rulegen.targets.sql.dialects.sqlite import SQLite
 
-DIALECTS: dict[str, Dialect] = {d.name: d for d in (SQLite(), DuckDB(), PostgreSQL(), MariaDB(), ClickHouse())}
+DIALECTS: dict[str, Dialect] = {d.name: d for d in (SQLite(), DuckDB(), PostgreSQL(), MariaDB(), ClickHouse(), Spark())}
 
 __all__ = ["DIALECTS", "Dialect"]

@@ -44,6 +44,9 @@ class Dialect:
     # CASE levels one expression may nest; deeper trees advance a node id in steps
     # (trees.py). Each engine module says how it was measured.
     max_case_depth = 0
+    # Put a CASE nested in a THEN in parentheses: Spark's parser takes time exponential in
+    # the depth of CASEs nested alternately in THEN and ELSE without them (spark.py)
+    parenthesize_then = False
     # Trees summed per accumulation step.
     trees_per_step = 50
     # Appended to a step's SELECT so the planner cannot copy the step's expressions into
@@ -52,6 +55,9 @@ class Dialect:
     # What a fence costs per row, in tree nodes visited (plan.py weighs it against the work
     # it saves): a fixed part and a part per column the fenced step passes on.
     fence_fixed, fence_per_column = 0.0, 0.0
+    # An engine with no such clause, whose optimiser never inlines an expression that is not
+    # deterministic (Spark), gives a format string that wraps each column of a fenced step
+    fence_wrap = ""
     # Why the engine cannot run the expressions-only form (its scalar subqueries read the
     # enclosing row), or "" when it can.
     no_correlated_subqueries = ""
