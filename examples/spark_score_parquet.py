@@ -16,6 +16,15 @@ import argparse
 from pathlib import Path
 
 
+def score(spark, query: str, parquet: str, output: str, table: str):
+    """Run the compiled query over the rows of ``parquet`` (registered as ``table``) and write
+    the scored rows to ``output``; returns the scored DataFrame."""
+    spark.read.parquet(parquet).createOrReplaceTempView(table)
+    scored = spark.sql(Path(query).read_text(encoding="utf-8").strip().rstrip(";"))
+    scored.write.mode("overwrite").parquet(output)
+    return spark.read.parquet(output)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("query", help="the .sql file from rulegen compile --dialect spark")
@@ -30,11 +39,7 @@ def main() -> None:
     spark = SparkSession.builder.appName("rulegen-score").getOrCreate()
     if args.from_csv:
         spark.read.csv(args.from_csv, header=True, inferSchema=True).write.mode("overwrite").parquet(args.parquet)
-    spark.read.parquet(args.parquet).createOrReplaceTempView(args.table)
-    query = Path(args.query).read_text(encoding="utf-8").strip().rstrip(";")
-    scored = spark.sql(query)
-    scored.write.mode("overwrite").parquet(args.output)
-    scored.show(5, truncate=False)
+    score(spark, args.query, args.parquet, args.output, args.table).show(5, truncate=False)
     spark.stop()
 
 

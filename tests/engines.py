@@ -260,7 +260,7 @@ class Spark(Engine):
     Queries run interpreted (no whole-stage or expression code generation): Spark compiles
     generated Java for every query, which dominates on test-sized tables (100 trees, 200 rows:
     11.5 s compiled, 1.8 s interpreted; 1,000 trees: minutes). Spark checks that the two modes
-    agree; test_sql_shape.py::test_spark_code_generation_is_exact runs models compiled."""
+    agree; test_spark.py::test_code_generation_is_exact runs models compiled."""
     CODEGEN = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
     name = "spark"
     types = {"numeric": "double", "integer": "bigint", "text": "string"}
