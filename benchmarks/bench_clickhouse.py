@@ -24,7 +24,6 @@ run reuses the compiled code).
 
 from __future__ import annotations
 
-import argparse
 import io
 import sys
 import time
@@ -35,7 +34,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(Path(__file__).resolve().parent)]
 
-from bench_sql import COLS, fit_models, make_data, nested_case_sql, to_ir  # noqa: E402
+from bench_sql import COLS, engine_bench_args, fit_models, make_data, nested_case_sql, to_ir  # noqa: E402
 
 
 def xgb_nested_case(model) -> str:
@@ -144,18 +143,9 @@ def measure(ch: Chdb, sql: str, clause: str, want: np.ndarray, repeat: dict) -> 
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="100k rows and 50 boosting rounds")
-    ap.add_argument("--rows", type=int, default=1_000_000)
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--repeat", type=int, default=2)
-    ap.add_argument("--only", default="", help="the models whose name contains this text")
-    ap.add_argument("--write", action="store_true", help="put the table into docs/BENCHMARKS.md")
-    args = ap.parse_args()
+    args = engine_bench_args(__doc__, "100k rows and 50 boosting rounds", threads=True)
     from rulegen.targets.sql.dialects import DIALECTS
 
-    if args.quick:
-        args.rows = 100_000
     import chdb
 
     models = fit_models(args.quick, rounds=200)

@@ -21,7 +21,6 @@ diff``, against the library's; the UDF's against the library's.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -32,7 +31,7 @@ import pandas as pd  # module level: pandas_udf resolves the UDF's type hints he
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(Path(__file__).resolve().parent)]
 
-from bench_sql import COLS, make_data, to_ir  # noqa: E402
+from bench_sql import COLS, engine_bench_args, make_data, to_ir  # noqa: E402
 
 
 def fit_models(quick: bool) -> dict:
@@ -101,15 +100,7 @@ def column(frame) -> np.ndarray:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="100k rows, 20 trees, 50 boosting rounds")
-    ap.add_argument("--rows", type=int, default=1_000_000)
-    ap.add_argument("--repeat", type=int, default=2)
-    ap.add_argument("--only", default="", help="the models whose name contains this text")
-    ap.add_argument("--write", action="store_true", help="put the table into docs/BENCHMARKS.md")
-    args = ap.parse_args()
-    if args.quick:
-        args.rows = 100_000
+    args = engine_bench_args(__doc__, "100k rows, 20 trees, 50 boosting rounds")
     import pyspark
     from run_sql import expected
 

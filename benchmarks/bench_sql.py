@@ -54,6 +54,23 @@ def make_data(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 COLS = [f"f{i}" for i in range(20)]
 
 
+def engine_bench_args(doc: str, quick_help: str, threads: bool = False):
+    """The command line of a one-engine benchmark (bench_clickhouse, bench_spark): --quick
+    (100k rows), --rows, --repeat, --only, --write, and --threads where the engine takes it."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help=quick_help)
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    if threads:
+        ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--only", default="", help="the models whose name contains this text")
+    ap.add_argument("--write", action="store_true", help="put the table into docs/BENCHMARKS.md")
+    args = ap.parse_args()
+    if args.quick:
+        args.rows = 100_000
+    return args
+
+
 def fit_models(quick: bool, rounds: int = 500) -> dict:
     """A depth-8 tree, a 10-tree forest and an XGBoost model of ``rounds`` (50 when quick)."""
     import xgboost as xgb
