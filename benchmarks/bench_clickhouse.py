@@ -34,34 +34,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(Path(__file__).resolve().parent)]
 
-from bench_sql import COLS, engine_bench_args, fit_models, make_data, nested_case_sql, to_ir  # noqa: E402
-
-
-def xgb_nested_case(model) -> str:
-    """The reference for a boosted model, from its IR: a nested CASE per tree (numeric splits,
-    the missing rule ignored), the margins summed in double, the sigmoid in double."""
-    from rulegen.ir.nodes import Leaf
-    from rulegen.targets.sql.dialects import DIALECTS
-
-    num = DIALECTS["clickhouse"].num
-    parts = []
-    for tree in model.trees:
-        out, stack = [], [0]
-        while stack:
-            i = stack.pop()
-            if isinstance(i, str):
-                out.append(i)
-                continue
-            node = tree.nodes[i]
-            if isinstance(node, Leaf):
-                out.append(num(node.value[0] * tree.weight))
-            else:
-                t = node.test
-                out.append(f'CASE WHEN "{COLS[t.feature]}" {t.op} {num(t.threshold)} THEN ')
-                stack += [" END", node.children[1], " ELSE ", node.children[0]]
-        parts.append("".join(out))
-    s = " + ".join([num(model.base_score[0])] + [f"({p})" for p in parts])
-    return f'SELECT 1.0 / (1.0 + exp(-({s}))) AS p FROM "t"'
+from bench_sql import COLS, engine_bench_args, fit_models, make_data, nested_case_sql, to_ir, nested_case_ir  # noqa: E402
 
 
 def rulegen_sql(model) -> tuple[str, str]:
@@ -160,7 +133,7 @@ def main() -> int:
             continue
         model = to_ir(est)
         boosted = hasattr(est, "get_booster")
-        ref = xgb_nested_case(model) if boosted else nested_case_sql(est, "clickhouse")
+        ref = nested_case_ir(model, "clickhouse") if boosted else nested_case_sql(est, "clickhouse")
         # a hand-written query past 256 KiB needs the same settings as ours
         ref_clause = DIALECTS["clickhouse"].settings(len(ref.encode()), 1).removeprefix("SETTINGS ")
         ours, clause = rulegen_sql(model)

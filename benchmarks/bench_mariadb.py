@@ -30,44 +30,12 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT))
 
-from bench_sql import COLS, fit_models, make_data, sql_oracle, to_ir  # noqa: E402
+from bench_sql import COLS, fit_models, make_data, nested_case_ir, sql_oracle, to_ir  # noqa: E402
 
-from rulegen.codegen.lower import float64_bound  # noqa: E402
-from rulegen.ir.nodes import Leaf, NumericTest  # noqa: E402
 from rulegen.targets.sql import SqlTarget  # noqa: E402
 from rulegen.targets.sql.dialects import DIALECTS  # noqa: E402
 
 D = DIALECTS["mariadb"]
-
-
-def nested_case(model, k: int | None = None) -> str:
-    """The reference, from the IR's own trees: P(class k) for a forest (the mean of the leaf
-    probabilities; k = 1 unless given) or a boosted binary model (sigmoid of the summed margins)."""
-    k = (1 if model.n_raw == 2 else 0) if k is None else k
-    parts = []
-    for tree in model.trees:
-        out, stack = [], [0]
-        while stack:  # pre-order with END markers, no recursion
-            i = stack.pop()
-            if isinstance(i, str):
-                out.append(i)
-                continue
-            node = tree.nodes[i]
-            if isinstance(node, Leaf):
-                out.append(D.num(node.value[k] * tree.weight))
-                continue
-            assert isinstance(node.test, NumericTest)
-            op, bound = float64_bound(node.test.op, node.test.threshold, node.test.dtype)
-            yes, no = node.children
-            out.append(f"CASE WHEN {D.quote(COLS[node.test.feature])} {op} {D.num(bound)} THEN ")
-            stack += [" END", no, " ELSE ", yes]
-        parts.append("".join(out))
-    expr = " + ".join(f"({p})" for p in parts)
-    if model.link == "sigmoid":
-        expr = f"1e0 / (1e0 + exp(-({D.num(model.base_score[0])} + {expr})))"
-    elif len(parts) > 1:
-        expr = f"({expr}) / {D.num(float(len(parts)))}"
-    return f"SELECT {expr} AS p FROM `t`"
 
 
 def every_output(model, reference: bool) -> str:
@@ -77,8 +45,8 @@ def every_output(model, reference: bool) -> str:
         def expr(sql):
             return sql[len("SELECT "):sql.index(" AS p FROM")]
 
-        p1 = expr(nested_case(model))
-        p0 = f"1e0 - ({p1})" if model.link == "sigmoid" else expr(nested_case(model, 0))
+        p1 = expr(nested_case_ir(model, "mariadb"))
+        p0 = f"1e0 - ({p1})" if model.link == "sigmoid" else expr(nested_case_ir(model, "mariadb", 0))
         return f"SELECT max({p0}), max({p1}) FROM `t`"
     sql = SqlTarget().generate(model, dialect="mariadb", table="t", comments=False)["model.sql"]
     cols = ", ".join(f"max(q.{D.quote(c)})" for c in ["prediction"] + [f"prob_{k}" for k in model.target.classes])
@@ -141,7 +109,7 @@ def main() -> int:
         library = est.predict_proba(X)[:, 1].astype(np.float64)
         oracle = sql_oracle(model, X.astype(np.float64))
         ref = None
-        for impl, sql, want in (("nested CASE", nested_case(model), library),
+        for impl, sql, want in (("nested CASE", nested_case_ir(model, "mariadb"), library),
                                 ("rulegen", rulegen_sql(model), oracle)):
             got = server.column(sql)
             exact = "yes" if np.array_equal(got, want) else f"no ({np.max(np.abs(got - want)):.1e})"

@@ -54,14 +54,17 @@ def make_data(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 COLS = [f"f{i}" for i in range(20)]
 
 
-def engine_bench_args(doc: str, quick_help: str, threads: bool = False):
+def engine_bench_args(doc: str, quick_help: str, threads: bool = False, memory: str = ""):
     """The command line of a one-engine benchmark (bench_clickhouse, bench_spark): --quick
-    (100k rows), --rows, --repeat, --only, --write, and --threads where the engine takes it."""
+    (100k rows), --rows, --repeat, --only, --write, and --threads or --memory (default
+    ``memory``) where the engine takes it."""
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--quick", action="store_true", help=quick_help)
     ap.add_argument("--rows", type=int, default=1_000_000)
     if threads:
         ap.add_argument("--threads", type=int, default=1)
+    if memory:
+        ap.add_argument("--memory", default=memory, help="the engine's memory (default %(default)s)")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--only", default="", help="the models whose name contains this text")
     ap.add_argument("--write", action="store_true", help="put the table into docs/BENCHMARKS.md")
@@ -134,7 +137,7 @@ def nested_case_sql(est, dialect: str, classes=(1,)) -> str | None:
 
     if hasattr(est, "get_booster"):
         return None
-    num = DIALECTS[dialect].num
+    num, quote = DIALECTS[dialect].num, DIALECTS[dialect].quote
     cols = []
     for k in classes:
         parts = []
@@ -149,14 +152,50 @@ def nested_case_sql(est, dialect: str, classes=(1,)) -> str | None:
                     v = t.value[i, 0]
                     out.append(num(float(v[k] / v.sum())))
                 else:
-                    out.append(f'CASE WHEN "{COLS[t.feature[i]]}" <= {num(float(t.threshold[i]))} THEN ')
+                    out.append(f"CASE WHEN {quote(COLS[t.feature[i]])} <= {num(float(t.threshold[i]))} THEN ")
                     stack += [" END", int(t.children_right[i]), " ELSE ", int(t.children_left[i])]
             parts.append("".join(out))
         expr = " + ".join(f"({p})" for p in parts)
         if len(parts) > 1:
             expr = f"({expr}) / {num(float(len(parts)))}"
         cols.append(f"{expr} AS p" + (str(k) if classes != (1,) else ""))
-    return f'SELECT {", ".join(cols)} FROM "t"'
+    return f'SELECT {", ".join(cols)} FROM {quote("t")}'
+
+
+def nested_case_ir(model, dialect: str, k: int | None = None) -> str:
+    """The reference from the IR's own trees (numeric splits, the missing rule ignored): P(class
+    k) for a forest (the mean of the leaf probabilities; k = 1 unless given) or a boosted binary
+    model (the sigmoid of the margins summed in double)."""
+    from rulegen.codegen.lower import float64_bound
+    from rulegen.ir.nodes import Leaf, NumericTest
+    from rulegen.targets.sql.dialects import DIALECTS
+
+    d = DIALECTS[dialect]
+    k = (1 if model.n_raw == 2 else 0) if k is None else k
+    parts = []
+    for tree in model.trees:
+        out, stack = [], [0]
+        while stack:  # pre-order with END markers, no recursion
+            i = stack.pop()
+            if isinstance(i, str):
+                out.append(i)
+                continue
+            node = tree.nodes[i]
+            if isinstance(node, Leaf):
+                out.append(d.num(node.value[k] * tree.weight))
+                continue
+            assert isinstance(node.test, NumericTest)
+            op, bound = float64_bound(node.test.op, node.test.threshold, node.test.dtype)
+            yes, no = node.children
+            out.append(f"CASE WHEN {d.quote(COLS[node.test.feature])} {op} {d.num(bound)} THEN ")
+            stack += [" END", no, " ELSE ", yes]
+        parts.append("".join(out))
+    expr = " + ".join(f"({p})" for p in parts)
+    if model.link == "sigmoid":
+        expr = f"{d.num(1.0)} / ({d.num(1.0)} + exp(-({d.num(model.base_score[0])} + {expr})))"
+    elif len(parts) > 1:
+        expr = f"({expr}) / {d.num(float(len(parts)))}"
+    return f"SELECT {expr} AS p FROM {d.quote('t')}"
 
 
 def orbital_sql(est, dialect: str) -> str | None:

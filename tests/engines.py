@@ -265,6 +265,7 @@ class Spark(Engine):
     name = "spark"
     types = {"numeric": "double", "integer": "bigint", "text": "string"}
     double_result = "double"
+    memory = "2g"  # the driver's heap; benchmarks/bench_spark.py --memory sets more
 
     def connect(self, dsn=None):
         return self.connection()
@@ -276,7 +277,7 @@ class Spark(Engine):
             spark = (SparkSession.builder.master("local[2]").appName("rulegen-tests")
                      .config("spark.ui.enabled", "false")
                      .config("spark.sql.shuffle.partitions", "2")
-                     .config("spark.driver.memory", "2g")
+                     .config("spark.driver.memory", self.memory)
                      .getOrCreate())
             spark.sparkContext.setLogLevel("OFF")
             for k, v in self.CODEGEN.items():

@@ -54,6 +54,13 @@ class Spark(Dialect):
                 "(the reference) on about 8% of arguments by one ulp, so this link's outputs can "
                 "be one ulp away from rulegen's evaluator and from the library that trained the model")
 
+    def prefer_nullif(self, guards: float, features: int) -> bool:
+        # A Spark query's cost is mostly fixed (parsing, analysis, Java code generation and
+        # compilation grow with its text; a 20-tree forest: 15-40 s before the first row, then
+        # 0.3-0.6 us a row), so the shorter text wins: NULLIF once a row instead of a
+        # second comparison per guarded node (20-tree forest: 855 KB to 729 KB of SQL).
+        return guards > 0
+
     def float_literal(self, v: float) -> str:
         text = repr(v) + "D"
         return f"({text})" if text.startswith("-") else text
