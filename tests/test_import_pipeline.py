@@ -88,6 +88,15 @@ def _chain_ct():
     ], remainder="drop")
 
 
+def _infrequent_ct():
+    return ColumnTransformer([
+        ("oh", OneHotEncoder(min_frequency=60, handle_unknown="infrequent_if_exist"), ["colour"]),
+        ("ord", OrdinalEncoder(max_categories=3, handle_unknown="use_encoded_value",
+                               unknown_value=9), ["size"]),
+        ("num", SimpleImputer(strategy="median"), ["age", "income"]),
+    ])
+
+
 def _hgb_ct():
     return ColumnTransformer([
         ("ord", OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=np.nan),
@@ -116,6 +125,8 @@ CASES = {
     "gbr-chain": (lambda: Pipeline([("pre", _chain_ct()),
                                     ("m", E.GradientBoostingRegressor(n_estimators=12, random_state=0))]),
                   YR),
+    "dtc-infrequent": (lambda: Pipeline([("pre", _infrequent_ct()),
+                                         ("m", T.DecisionTreeClassifier(max_depth=8, random_state=0))]), Y3),
     "hgbc-categorical": (lambda: Pipeline([("pre", _hgb_ct()), ("m", E.HistGradientBoostingClassifier(
         max_iter=10, categorical_features=[0, 1], random_state=0))]), Y2),
     "hgbr": (lambda: Pipeline([("pre", _hgb_ct()),
@@ -154,7 +165,7 @@ def probe_frame(model, df: pd.DataFrame = DF, seed: int = 0) -> pd.DataFrame:
     names = [f.name for f in model.features]
     for f, ts in irfixtures._thresholds(model).items():
         vals = [v for t in sorted(ts) for v in irfixtures._near(t) if abs(v) < F32MAX]
-        if vals and names[f] != "n":
+        if vals:
             put(names[f], vals)
     everything = base.iloc[:1].copy()
     for col in df.columns:
@@ -294,6 +305,33 @@ def test_object_columns_with_none():
     assert model.features[0].categories == ("a", "b")
     q = pd.DataFrame({"c": pd.Series(["a", "b", None, np.nan], dtype=object)})
     assert np.array_equal(ev.predict_proba(model, codes(model, q)), pipe.predict_proba(q))
+
+
+def test_missing_indicator_becomes_present_or_missing():
+    model = from_sklearn(_fit("dtc3-ordinal"))  # SimpleImputer(add_indicator=True) on age, income
+    splits = [nd for t in model.trees for nd in t.nodes if isinstance(nd, Split)]
+    indicator = [nd for nd in splits if isinstance(nd.test, NumericTest)
+                 and math.isinf(nd.test.threshold)]
+    assert indicator and all((nd.test.op, nd.test.threshold, nd.missing.child) == ("<=", math.inf, 1)
+                             for nd in indicator)
+
+
+def test_integer_categories_and_numpy_input():
+    """Encoders over an integer column give integer labels; a pipeline fitted on a numpy array
+    names its columns x0, x1, ..."""
+    X = DF[["n", "age"]].to_numpy()
+    pre = ColumnTransformer([("n", OneHotEncoder(handle_unknown="ignore", sparse_output=False), [0]),
+                             ("age", SimpleImputer(), [1])])
+    pipe = make_pipeline(pre, T.DecisionTreeRegressor(max_depth=6, random_state=0)).fit(X, YR)
+    model = from_sklearn(pipe)
+    assert [(f.name, f.kind) for f in model.features] == [("x0", "categorical"), ("x1", "numeric")]
+    assert model.features[0].categories == tuple(range(8))
+    q = np.array([[k, a] for k in (-1.0, 0.0, 3.0, 7.0, 8.0, 2.5, np.nan)
+                  for a in (np.nan, 20.0, 40.0, 55.5)])
+    Xc = q.copy()
+    Xc[:, 0] = [v if np.isnan(v) or v in range(8) else -1 for v in q[:, 0]]
+    assert np.array_equal(ev.predict_value(model, Xc)[:, 0], pipe.predict(q))
+    assert_targets_exact(model, Xc, n_random=10)
 
 
 def test_bare_steps_and_no_column_transformer():

@@ -32,6 +32,7 @@ right ("not in the set"), missing values the tree's own missing way.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -182,9 +183,9 @@ class Probes:
     special: dict[int, dict[str, np.ndarray | None]]  # "nan" / "none" / "unseen" -> row or None
 
 
-def _probe(pre, n_raw: int, names, columns: dict[int, list], n_model: int) -> Probes:
+def _probe(pre, n_raw: int, names, columns: dict[int, list], categorical, n_model: int) -> Probes:
     """Runs ``pre.transform`` on probe rows. ``columns`` maps each used raw column to its
-    present probe values (its categories, or NUMBER_PROBES)."""
+    present probe values (its categories, or NUMBER_PROBES for the other columns)."""
     import pandas as pd
 
     base = [columns[j][0] if j in columns else 0.0 for j in range(n_raw)]
@@ -201,7 +202,9 @@ def _probe(pre, n_raw: int, names, columns: dict[int, list], n_model: int) -> Pr
         return df
 
     def run(rows):
-        out = pre.transform(frame(rows))
+        with warnings.catch_warnings():  # "unknown categories" is what the probes are for
+            warnings.simplefilter("ignore")
+            out = pre.transform(frame(rows))
         out = out.toarray() if hasattr(out, "toarray") else out
         try:
             out = np.asarray(out, dtype=np.float64)
@@ -228,7 +231,7 @@ def _probe(pre, n_raw: int, names, columns: dict[int, list], n_model: int) -> Pr
         if j in text:
             tries["none"] = None
             tries["unseen"] = UNSEEN
-        elif not all(isinstance(v, float) for v in vals):
+        elif j in categorical:  # numbers as categories
             tries["unseen"] = max(vals) + 1.5
         special[j] = {}
         for key, v in tries.items():
@@ -349,7 +352,7 @@ def from_pipeline(pipe, feature_names=None) -> Model:
             columns[j] = known
         else:
             columns[j] = list(NUMBER_PROBES)
-    probes = _probe(pipe[:-1], n_raw, fitted_names, columns, n_model)
+    probes = _probe(pipe[:-1], n_raw, fitted_names, columns, set(cmap.categories), n_model)
     new = {j: i for i, j in enumerate(used)}
     features = tuple(
         Feature(names[j], "categorical", tuple(label(c, f"category of {names[j]!r}")
