@@ -127,6 +127,11 @@ CASES = {
                   YR),
     "dtc-infrequent": (lambda: Pipeline([("pre", _infrequent_ct()),
                                          ("m", T.DecisionTreeClassifier(max_depth=8, random_state=0))]), Y3),
+    "dtc-sparse": (lambda: Pipeline([("pre", _chain_ct().set_params(sparse_threshold=1.0)),
+                                     ("m", T.DecisionTreeClassifier(max_depth=8, random_state=0))]), Y3),
+    "rfr-pandas-output": (lambda: Pipeline([
+        ("pre", _hgb_ct().set_output(transform="pandas")),
+        ("m", E.RandomForestRegressor(5, max_depth=6, random_state=0))]), YR),
     "hgbc-categorical": (lambda: Pipeline([("pre", _hgb_ct()), ("m", E.HistGradientBoostingClassifier(
         max_iter=10, categorical_features=[0, 1], random_state=0))]), Y2),
     "hgbr": (lambda: Pipeline([("pre", _hgb_ct()),
@@ -138,7 +143,10 @@ def _fit(name):
     make, y = CASES[name]
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return make().fit(DF, y)
+        pipe = make().fit(DF, y)
+    if name == "dtc-sparse":
+        assert hasattr(pipe[0].transform(DF), "toarray")  # the tree reads a sparse matrix
+    return pipe
 
 
 # --- raw probe rows and the evaluator's input ---------------------------------------------
