@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn import ensemble, tree
-from sklearn.compose import ColumnTransformer
+from sklearn.compose import ColumnTransformer, make_column_selector
 from sklearn.impute import SimpleImputer
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, OrdinalEncoder, StandardScaler
@@ -102,7 +102,7 @@ def _hgb_ct():
         ("ord", OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=np.nan),
          ["colour", "size"]),
         ("oh", OneHotEncoder(sparse_output=False), ["flag"]),
-        ("num", "passthrough", ["age", "income", "n"]),
+        ("num", "passthrough", make_column_selector(dtype_include="number")),  # age, income, n
     ])
 
 

@@ -239,7 +239,7 @@ def _probe(pre, n_raw: int, names, columns: dict[int, list], categorical, n_mode
             row[j] = v
             try:
                 special[j][key] = run([row])[0]
-            except Exception:  # noqa: BLE001 - the pipeline rejects this value: no route to copy
+            except (ValueError, TypeError):  # the pipeline rejects this value: no route to copy
                 special[j][key] = None
     return Probes(known, special)
 
