@@ -134,16 +134,34 @@ CASES = {
         ("m", E.RandomForestRegressor(5, max_depth=6, random_state=0))]), YR),
     "hgbc-categorical": (lambda: Pipeline([("pre", _hgb_ct()), ("m", E.HistGradientBoostingClassifier(
         max_iter=10, categorical_features=[0, 1], random_state=0))]), Y2),
+    "hgbc-native-categories": (lambda: Pipeline([("pre", ColumnTransformer([
+        ("num", SimpleImputer(strategy="median"), ["age", "income"]),
+        ("text", "passthrough", ["colour", "size"])])),  # object array: text reaches HGB
+        ("m", E.HistGradientBoostingClassifier(max_iter=10, categorical_features=[2, 3],
+                                               random_state=0))]), Y2),
+    "hgbr-from-dtype": (lambda: Pipeline([("pre", ColumnTransformer(
+        [("num", SimpleImputer(strategy="mean"), ["age", "income"])],
+        remainder="passthrough").set_output(transform="pandas")),
+        ("m", E.HistGradientBoostingRegressor(max_iter=10, categorical_features="from_dtype",
+                                              random_state=0))]), YR, "categories"),
     "hgbr": (lambda: Pipeline([("pre", _hgb_ct()),
                                ("m", E.HistGradientBoostingRegressor(max_iter=10, random_state=0))]), YR),
 }
 
 
+# pandas category columns (HistGradientBoosting's categorical_features="from_dtype")
+DFC = DF.drop(columns=["junk"]).astype({"colour": "category", "size": "category", "flag": "category"})
+
+
+def _frame_of(name):
+    return DFC if CASES[name][2:] == ("categories",) else DF
+
+
 def _fit(name):
-    make, y = CASES[name]
+    make, y = CASES[name][:2]
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        pipe = make().fit(DF, y)
+        pipe = make().fit(_frame_of(name), y)
     if name == "dtc-sparse":
         assert hasattr(pipe[0].transform(DF), "toarray")  # the tree reads a sparse matrix
     return pipe
@@ -157,6 +175,7 @@ def probe_frame(model, df: pd.DataFrame = DF, seed: int = 0) -> pd.DataFrame:
     values on and around every threshold (float64 and float32 steps) in each numeric column."""
     rng = np.random.default_rng(seed)
     df = df.astype({c: float for c in df.columns if df[c].dtype.kind in "iu"})  # room for NaN
+    df = df.astype({c: object for c in df.columns if isinstance(df[c].dtype, pd.CategoricalDtype)})
     base = df.iloc[:150]
     rows = [base]
 
@@ -166,7 +185,7 @@ def probe_frame(model, df: pd.DataFrame = DF, seed: int = 0) -> pd.DataFrame:
         rows.append(block)
 
     for col in df.columns:
-        if df[col].dtype == object or str(df[col].dtype) == "str":
+        if df[col].dtype == object or str(df[col].dtype) == "str":  # text
             put(col, list(df[col].dropna().unique()) + [np.nan, "purple", ""])
         else:
             put(col, [np.nan] * 3)
@@ -221,7 +240,7 @@ def pipeline_says(pipe, df: pd.DataFrame, classifier: bool):
 def imported(request):
     pipe = _fit(request.param)
     model = from_sklearn(pipe)
-    df = probe_frame(model)
+    df = probe_frame(model, _frame_of(request.param))
     return request.param, pipe, model, df, codes(model, df)
 
 
@@ -370,9 +389,9 @@ def test_other_steps_are_refused_by_name():
                        T.DecisionTreeClassifier()).fit(num.abs(), Y2), "FunctionTransformer"),
         (make_pipeline(SimpleImputer(missing_values=0.0), T.DecisionTreeClassifier()).fit(num, Y2),
          "missing_values=0.0"),
-        (make_pipeline(ColumnTransformer([("c", "passthrough", ["colour"])]),
-                       E.HistGradientBoostingClassifier(max_iter=2, categorical_features=[0])
-                       ).fit(text, Y2), "no encoder in the pipeline encodes"),
+        (make_pipeline(ColumnTransformer([("o", OrdinalEncoder(), ["colour"])]),
+                       OneHotEncoder(), T.DecisionTreeClassifier()).fit(text, Y2),
+         "an encoder over an encoded"),
         (make_pipeline(SimpleImputer(), E.AdaBoostRegressor(n_estimators=2)).fit(num, YR),
          "AdaBoostRegressor"),
     ]

@@ -13,7 +13,8 @@ How (exactly, not by approximation):
    over its own input columns (the "model columns"); that IR is exact for the estimator.
 2. Each model column comes from one raw column (every allowed transformer works column by
    column); the structure of the steps says which one, and which raw columns are categorical
-   (an encoder sits on their path) with which category values (the encoders' ``categories_``).
+   (an encoder sits on their path, or the model has categories of its own for them, as
+   HistGradientBoosting does) with which category values (``categories_``, the model's labels).
 3. The preprocessing itself is run (``pipeline[:-1].transform``) on probe rows: every known
    category of each categorical column, NaN, ``None`` and a value no encoder knows; for a
    numeric column a few numbers and NaN. That gives, per raw value, the model column's value
@@ -208,9 +209,8 @@ def _probe(pre, n_raw: int, names, columns: dict[int, list], categorical, n_mode
         out = out.toarray() if hasattr(out, "toarray") else out
         try:
             out = np.asarray(out, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise unsupported("a preprocessing whose output is not numeric (a text column "
-                              "reaching the model)") from None
+        except (TypeError, ValueError):  # text, for HistGradientBoosting's own categories
+            out = np.asarray(out, dtype=object)
         if out.shape != (len(rows), n_model):
             raise unsupported(f"a preprocessing with {out.shape[1]} output columns where the "
                               f"model reads {n_model}")
@@ -250,15 +250,29 @@ def _probe(pre, n_raw: int, names, columns: dict[int, list], categorical, n_mode
 def _route(split: Split, features, values) -> np.ndarray:
     """The child each model-column value takes at ``split`` (the evaluator's routing)."""
     f = split.test.feature
-    x = np.asarray(values, dtype=np.float64)
     if features[f].kind == "categorical":  # HistGradientBoosting's categories: value -> code
-        index = {float(c): float(i) for i, c in enumerate(features[f].categories)}
-        x = np.array([v if math.isnan(v) else index.get(v, -1.0) for v in x])
+        index = {c: float(i) for i, c in enumerate(features[f].categories)}
+        x = np.array([_code(v, index) for v in values], dtype=np.float64)
+    else:
+        try:
+            x = np.asarray(values, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise unsupported("a preprocessing whose output is not numeric where the model "
+                              "reads numbers (a text column reaching the model)") from None
     X = np.full((len(x), len(features)), np.nan)
     X[:, f] = x
     child, missing = child_index(split, X, np.arange(len(x)), features)
     child[missing] = split.missing.child
     return child
+
+
+def _code(v, index) -> float:
+    """A model-column value as the code of one of the model's category labels (-1: unseen)."""
+    if _is_missing(v) or (isinstance(v, (float, np.floating)) and math.isnan(v)):
+        return math.nan
+    if isinstance(v, (float, np.floating)) and math.isfinite(v) and float(v) == int(v):
+        v = int(v)
+    return index.get(v.item() if isinstance(v, np.generic) else v, -1.0)
 
 
 class _Translator:
@@ -342,6 +356,9 @@ def from_pipeline(pipe, feature_names=None) -> Model:
                            f"{final.n_features_in_} columns, its preprocessing makes {n_model}")
     fitted_names = getattr(first, "feature_names_in_", None)
     names = _raw_names(feature_names, fitted_names, n_raw)
+    for k, f in enumerate(inner.features):
+        if f.kind == "categorical" and cmap.value[k]:  # the model's own categories of a raw column
+            _merge(cmap.categories, cmap.src[k], f.categories)
     used = sorted(set(cmap.src))
     columns = {}
     for j in used:
