@@ -392,6 +392,9 @@ def test_other_steps_are_refused_by_name():
         (make_pipeline(ColumnTransformer([("o", OrdinalEncoder(), ["colour"])]),
                        OneHotEncoder(), T.DecisionTreeClassifier()).fit(text, Y2),
          "an encoder over an encoded"),
+        (make_pipeline(ColumnTransformer([("o", OneHotEncoder(), ["n"]), ("p", "passthrough", ["n"])]),
+                       T.DecisionTreeRegressor(max_depth=4)).fit(DF, YR),
+         "column 'n', both encoded as categories and read as a number"),
         (make_pipeline(SimpleImputer(), E.AdaBoostRegressor(n_estimators=2)).fit(num, YR),
          "AdaBoostRegressor"),
     ]

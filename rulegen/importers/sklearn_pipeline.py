@@ -289,6 +289,10 @@ class _Translator:
         if not isinstance(node.missing, DefaultChild):  # pragma: no cover - sklearn never
             raise unsupported("a split without a default child in a pipeline")
         special = self.probes.special[j]
+        if j in self.categorical and self.cmap.value[k] and feats[k].kind != "categorical":
+            # unseen numbers would go by their value, not one way: no unseen route says that
+            raise unsupported(f"column {self.names[j]!r}, both encoded as categories and read "
+                              "as a number by the model")
         if j in self.categorical:
             known = self.probes.known[j][:, k]
             extra = [special[key][k] for key in ("nan", "none", "unseen")
@@ -310,7 +314,7 @@ class _Translator:
                            missing=DefaultChild(int(miss)), unseen=tail.get("unseen"))
         if feats[k].kind == "categorical":
             raise unsupported(f"a categorical split of the model on column {self.names[j]!r}, "
-                              "which no encoder in the pipeline encodes")
+                              "whose values are not those of a raw column (a missing indicator)")
         present = self.probes.known[j][:, k]
         nan_value = special["nan"][k] if special["nan"] is not None else math.nan
         if np.array_equal(present, NUMBER_PROBES):  # the value itself, imputed when missing
