@@ -395,6 +395,8 @@ def test_other_steps_are_refused_by_name():
         (make_pipeline(ColumnTransformer([("o", OneHotEncoder(), ["n"]), ("p", "passthrough", ["n"])]),
                        T.DecisionTreeRegressor(max_depth=4)).fit(DF, YR),
          "column 'n', both encoded as categories and read as a number"),
+        (make_pipeline(SimpleImputer(), make_pipeline(SimpleImputer(), T.DecisionTreeRegressor())
+                       ).fit(num, YR), "flatten it"),
         (make_pipeline(SimpleImputer(), E.AdaBoostRegressor(n_estimators=2)).fit(num, YR),
          "AdaBoostRegressor"),
     ]

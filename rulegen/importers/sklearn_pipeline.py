@@ -335,12 +335,16 @@ class _Translator:
 
 def from_pipeline(pipe, feature_names=None) -> Model:
     """The IR of a fitted ``Pipeline`` over its raw input columns (see the module docstring)."""
+    from sklearn.pipeline import Pipeline
+
     from rulegen.importers.sklearn import from_sklearn
 
     steps = list(pipe.steps)
     final_name, final = steps[-1]
     if final is None or (isinstance(final, str) and final == "passthrough"):
         raise unsupported("a Pipeline without a final model")
+    if isinstance(final, Pipeline):  # its IR would read only the columns it uses
+        raise unsupported("a Pipeline whose last step is a Pipeline (flatten it into one)")
     pre_steps = [(n, s) for n, s in steps[:-1] if not (s is None or s == "passthrough")]
     if not pre_steps:
         return from_sklearn(final, feature_names)
@@ -355,7 +359,7 @@ def from_pipeline(pipe, feature_names=None) -> Model:
     n_model = len(cmap.src)
     inner = from_sklearn(final, [f"column {k}" for k in range(n_model)]) \
         if int(getattr(final, "n_features_in_", n_model)) == n_model else None
-    if inner is None:
+    if inner is None or len(inner.features) != n_model:
         raise RulegenError(f"the Pipeline's model {final_name!r} reads "
                            f"{final.n_features_in_} columns, its preprocessing makes {n_model}")
     fitted_names = getattr(first, "feature_names_in_", None)
