@@ -17,7 +17,12 @@ from sklearn import ensemble, tree
 from sklearn.compose import ColumnTransformer, make_column_selector
 from sklearn.impute import SimpleImputer
 from sklearn.pipeline import Pipeline, make_pipeline
-from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, OrdinalEncoder, StandardScaler
+from sklearn.preprocessing import (
+    FunctionTransformer,
+    OneHotEncoder,
+    OrdinalEncoder,
+    StandardScaler,
+)
 from targetcheck import assert_targets_exact
 from threadpoolctl import threadpool_limits
 
@@ -47,7 +52,7 @@ def _frame(seed: int = 0, n: int = 300) -> pd.DataFrame:
         "age": age,
         "income": income,
         "n": rng.integers(0, 8, n),
-        "junk": pd.Series(["x%d" % (i % 7) for i in range(n)], dtype="str"),
+        "junk": pd.Series([f"x{i % 7}" for i in range(n)], dtype="str"),
     })
 
 

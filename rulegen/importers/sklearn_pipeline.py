@@ -48,7 +48,6 @@ from rulegen.ir.nodes import (
     Model,
     NumericTest,
     Split,
-    Tree,
 )
 from rulegen.ir.validate import validate
 
