@@ -32,6 +32,8 @@ from rulegen.ir import evaluate as ev
 from rulegen.ir.nodes import CategoricalTest, NumericTest, Split
 from rulegen.ir.serialize import dumps, loads
 
+import run_sql
+
 COLOURS = ["red", "green", "blue", "it's", "grün"]
 SIZES = ["S", "M", "L", "XL"]
 F32MAX = float(np.finfo(np.float32).max)
@@ -266,6 +268,11 @@ def test_pipeline_equals_evaluator(imported):
 def test_targets_equal_evaluator(imported):
     _name, _pipe, model, _df, X = imported
     assert_targets_exact(model, X, n_random=20)
+
+
+@pytest.mark.parametrize("engine", [e for e in run_sql.ENGINES if e not in ("sqlite", "duckdb")])
+def test_sql_engines_equal_evaluator(imported, engine):
+    run_sql.check_sql(imported[2], imported[4], engine)  # sqlite and duckdb: targetcheck
 
 
 def test_json_round_trip(imported):
