@@ -13,6 +13,7 @@ import irfixtures
 import numpy as np
 import pandas as pd
 import pytest
+import run_sql
 from sklearn import ensemble, tree
 from sklearn.compose import ColumnTransformer, make_column_selector
 from sklearn.impute import SimpleImputer
@@ -31,8 +32,6 @@ from rulegen.importers.sklearn import from_sklearn
 from rulegen.ir import evaluate as ev
 from rulegen.ir.nodes import CategoricalTest, NumericTest, Split
 from rulegen.ir.serialize import dumps, loads
-
-import run_sql
 
 COLOURS = ["red", "green", "blue", "it's", "grün"]
 SIZES = ["S", "M", "L", "XL"]
