@@ -6,8 +6,8 @@
 Supported (scikit-learn 1.9): ``DecisionTree*`` / ``ExtraTree*``, ``RandomForest*`` /
 ``ExtraTrees*``, ``GradientBoosting*``, ``HistGradientBoosting*`` (in
 :mod:`rulegen.importers.sklearn_hist`) and ``AdaBoostClassifier``, alone or at the end of a
-``Pipeline`` of encoders and imputers (:mod:`rulegen.importers.sklearn_pipeline`). What each maps to, and
-where the IR reproduces scikit-learn bit for bit and where it cannot:
+``Pipeline`` of encoders and imputers (:mod:`rulegen.importers.sklearn_pipeline`). What each
+maps to, and where the IR reproduces scikit-learn bit for bit and where it cannot:
 
 * **Trees** compare ``float32(x) <= threshold`` (threshold float64, ``inf`` for "missing
   right, everything present left"); that is the float32 IR test of
