@@ -100,7 +100,8 @@ def _infrequent_ct():
         ("ord", OrdinalEncoder(max_categories=3, handle_unknown="use_encoded_value",
                                unknown_value=9), ["size"]),
         ("num", SimpleImputer(strategy="median"), ["age", "income"]),
-    ])
+        ("text", "drop", ["flag", "junk"]),
+    ], remainder=SimpleImputer(strategy="most_frequent"))  # n
 
 
 def _hgb_ct():
