@@ -373,6 +373,19 @@ def test_integer_categories_and_numpy_input():
     assert_targets_exact(model, Xc, n_random=10)
 
 
+def test_text_in_a_numpy_object_array():
+    X = DF[["colour", "age"]].to_numpy(dtype=object)
+    pre = ColumnTransformer([("c", OneHotEncoder(handle_unknown="ignore"), [0]),
+                             ("a", SimpleImputer(), [1])])
+    pipe = make_pipeline(pre, T.DecisionTreeClassifier(max_depth=6, random_state=0)).fit(X, Y2)
+    model = from_sklearn(pipe)
+    assert [(f.name, f.kind) for f in model.features] == [("x0", "categorical"), ("x1", "numeric")]
+    q = pd.DataFrame([[c, a] for c in COLOURS + ["purple", np.nan] for a in (np.nan, 30.0, 45.0)],
+                     columns=["x0", "x1"])
+    assert np.array_equal(ev.predict_proba(model, codes(model, q)),
+                          pipe.predict_proba(q.to_numpy(dtype=object)))
+
+
 def test_bare_steps_and_no_column_transformer():
     pipe = Pipeline([("imp", SimpleImputer(strategy="median")), ("skip", "passthrough"),
                      ("m", T.DecisionTreeRegressor(max_depth=4, random_state=0))])
