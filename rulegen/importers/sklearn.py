@@ -5,8 +5,9 @@
 
 Supported (scikit-learn 1.9): ``DecisionTree*`` / ``ExtraTree*``, ``RandomForest*`` /
 ``ExtraTrees*``, ``GradientBoosting*``, ``HistGradientBoosting*`` (in
-:mod:`rulegen.importers.sklearn_hist`) and ``AdaBoostClassifier``. What each maps to, and
-where the IR reproduces scikit-learn bit for bit and where it cannot:
+:mod:`rulegen.importers.sklearn_hist`) and ``AdaBoostClassifier``, alone or at the end of a
+``Pipeline`` of encoders and imputers (:mod:`rulegen.importers.sklearn_pipeline`). What each
+maps to, and where the IR reproduces scikit-learn bit for bit and where it cannot:
 
 * **Trees** compare ``float32(x) <= threshold`` (threshold float64, ``inf`` for "missing
   right, everything present left"); that is the float32 IR test of
@@ -88,6 +89,10 @@ def from_sklearn(estimator, feature_names=None) -> Model:
     except ImportError as exc:  # pragma: no cover - the estimator itself needs sklearn
         raise RulegenError("importing a scikit-learn model needs scikit-learn installed") from exc
     kind = type(estimator).__name__
+    from sklearn.pipeline import Pipeline
+    if isinstance(estimator, Pipeline):
+        from rulegen.importers.sklearn_pipeline import from_pipeline
+        return from_pipeline(estimator, feature_names)
     trees = (tree.DecisionTreeClassifier, tree.DecisionTreeRegressor)
     forests = (ensemble.RandomForestClassifier, ensemble.RandomForestRegressor,
                ensemble.ExtraTreesClassifier, ensemble.ExtraTreesRegressor)
@@ -101,8 +106,6 @@ def from_sklearn(estimator, feature_names=None) -> Model:
             what = f"scikit-learn {kind}"
             if isinstance(estimator, ensemble.AdaBoostRegressor):
                 what += " (its prediction is a weighted median of the trees, not a sum)"
-            elif kind == "Pipeline":
-                what += " (import its final estimator; the IR has no preprocessing steps)"
         else:
             what = f"a {type(estimator).__module__}.{kind} object (not a scikit-learn estimator)"
         raise unsupported(f"{what}; supported: {SUPPORTED}")
