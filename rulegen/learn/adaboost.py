@@ -153,11 +153,13 @@ class AdaBoostClassifier(ClassifierMixin, Estimator):
         return self
 
     def decision_function(self, X) -> np.ndarray:
-        """``sum_m alpha_m * [h_m(x) == k]`` per class, shape (n_samples, n_classes), the
-        alphas added in round order (the IR's raw score is this over the sum of the alphas)."""
+        """``D_k = sum_m alpha_m * [h_m(x) == k]`` per class, shape (n_samples, n_classes), the
+        alphas added in round order (the IR's raw score is this over the sum of the alphas).
+        For two classes, scikit-learn's shape: ``D_1 - D_0``, (n_samples,), positive for
+        ``classes_[1]``."""
         X = self._rows(X)
         out = np.zeros((X.shape[0], len(self.classes_)))
         for tree in self.model_.trees:
             c = evaluate.tree_output(tree, X, self.model_.features, out.shape[1])
             out[np.arange(len(X)), np.argmax(c, axis=1)] += tree.weight
-        return out
+        return out[:, 1] - out[:, 0] if out.shape[1] == 2 else out

@@ -135,8 +135,9 @@ def cv_search(estimator, X, y, sample_weight, fit_params: dict, full: Model, ful
     params = {**estimator.get_params(), "ccp_alpha": 0.0}
     for k in range(cv):
         train, test = np.flatnonzero(fold != k), np.flatnonzero(fold == k)
-        est = type(estimator)(**params).fit(X[train], y[train], None if w is None else w[train],
-                                            **fit_params)
+        # weights by keyword, and only when given: QUEST's fit has no sample_weight
+        weights = {} if w is None else {"sample_weight": w[train]}
+        est = type(estimator)(**params).fit(X[train], y[train], **weights, **fit_params)
         loss[:, test] = _fold_losses(est, probes, X[test], y[test], classification)
     ww = np.ones(n) if w is None else w
     total = ww.sum()
@@ -162,7 +163,8 @@ def choose_alpha_cv(estimator, X, y, *, cv: int = 10, one_se: bool = False, rand
     :class:`AlphaSearch`; ``.alpha`` is the chosen value for ``ccp_alpha``.
     """
     full = type(estimator)(**{**estimator.get_params(), "ccp_alpha": 0.0})
-    full.fit(X, y, sample_weight, **fit_params)
+    full.fit(X, y, **({} if sample_weight is None else {"sample_weight": sample_weight}),
+             **fit_params)
     return cv_search(estimator, X, y, sample_weight, fit_params, full.model_, full.node_values_,
                      cv, one_se, random_state)
 
