@@ -89,7 +89,7 @@ class AdaBoostClassifier(ClassifierMixin, Estimator):
     def fit(self, X, y, sample_weight=None, feature_names=None, categorical_features=None,
             categories=None, progress=None):
         """Fit on ``X`` (n_samples, n_features); arguments as
-        :meth:`rulegen.learn.cart.DecisionTreeClassifier.fit`. ``progress(done, total)`` is
+        :meth:`rulegen.learn.cart.CARTClassifier.fit`. ``progress(done, total)`` is
         called after each round when given (``total`` is ``n_estimators``; an early stop
         ends the calls before it)."""
         check_progress(progress)

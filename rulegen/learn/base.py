@@ -10,18 +10,17 @@ for missing; a categorical column holds codes 0..m-1, declared with
 
 from __future__ import annotations
 
-import functools
 import math
 import numbers
-import warnings
 from typing import NamedTuple
 
 import numpy as np
 
-from rulegen.errors import LearnerError, LearnerTypeError, NotFittedError
+from rulegen.errors import LearnerError, LearnerTypeError
 from rulegen.ir import evaluate
 from rulegen.ir.nodes import Feature, Leaf, Model, Provenance, Target, Tree
 from rulegen.ir.validate import validate
+from rulegen.learn import frames, sklearn_api
 from rulegen.learn.importance import impurity_importances, score_of
 
 
@@ -49,42 +48,6 @@ def column_names(X):
         return None
     cols = list(cols)
     return cols if all(isinstance(c, str) for c in cols) else None
-
-
-@functools.cache
-def _not_fitted_class() -> type:
-    try:
-        from sklearn.exceptions import NotFittedError as theirs
-    except ImportError:
-        return NotFittedError
-    # scikit-learn's tools and checks catch their own class; rulegen's callers catch theirs
-    return type("NotFittedError", (NotFittedError, theirs), {"__module__": __name__})
-
-
-def not_fitted(est) -> NotFittedError:
-    return _not_fitted_class()(f"this {type(est).__name__} is not fitted yet; call fit(X, y) first")
-
-
-def check_not_sparse(X) -> None:
-    if hasattr(X, "toarray") and hasattr(X, "nnz"):  # scipy.sparse, without importing it
-        raise LearnerError("sparse input is not supported: pass a dense array "
-                           "(X.toarray(); missing values as NaN)")
-
-
-def check_y_given(est, y) -> None:
-    if y is None:  # scikit-learn's words, which its checks match
-        raise LearnerError(f"{type(est).__name__} requires y to be passed, but the target y is None")
-
-
-def column_vector_warning() -> None:
-    """scikit-learn's DataConversionWarning for y of shape (n, 1) where (n,) is expected
-    (a UserWarning without scikit-learn)."""
-    try:
-        from sklearn.exceptions import DataConversionWarning as category
-    except ImportError:
-        category = UserWarning
-    warnings.warn("A column-vector y was passed when a 1d array was expected; y is read as "
-                  "y.ravel()", category, stacklevel=4)
 
 
 def bad(name, value, expected):
@@ -215,12 +178,16 @@ class Estimator:
         changed = [f"{k}={v!r}" for k, v in self.get_params().items() if v != defaults[k]]
         return f"{type(self).__name__}({', '.join(changed)})"
 
-    @staticmethod
-    def _check_X(X, feature_names):
-        check_not_sparse(X)
+    def _check_X(self, X, feature_names):
+        """X as float32 and the feature names. A DataFrame's text and ``category`` columns
+        become category codes (rulegen.learn.frames); ``_check_categorical`` adds them."""
+        sklearn_api.check_not_sparse(X)
         frame_names = column_names(X)
         if feature_names is None and frame_names is not None:
             feature_names = frame_names
+        self._frame_categories = {}
+        if frames.has_categories(X):
+            X, self._frame_categories = frames.encode_for_fit(X)
         try:
             A = np.asarray(X)
             if A.dtype.kind == "c":
@@ -273,10 +240,19 @@ class Estimator:
             raise LearnerError("sample_weight is zero for every sample; nothing to learn from")
         return w, True
 
-    @staticmethod
-    def _check_categorical(X32, names, categorical_features, categories) -> dict:
-        """{column index: tuple of labels} for the categorical columns, codes checked."""
+    def _check_categorical(self, X32, names, categorical_features, categories) -> dict:
+        """{column index: tuple of labels} for the categorical columns, codes checked; a
+        DataFrame's text and ``category`` columns are categorical with their own labels."""
         p = X32.shape[1]
+        found = getattr(self, "_frame_categories", {})
+        if found:
+            clash = [names[j] for j in found for key in (categories or {})
+                     if key in (j, names[j])]
+            if clash:
+                raise LearnerError(f"categories given for {clash[0]!r}, a text or category "
+                                   "column: its labels come from the column")
+            categorical_features = [*(categorical_features or ()), *found]
+            categories = {**(categories or {}), **found}
 
         def column(key, what):
             if is_int(key) and 0 <= key < p:
@@ -338,13 +314,21 @@ class Estimator:
 
     def _fitted(self) -> Model:
         if not hasattr(self, "model_"):
-            raise not_fitted(self)
+            raise sklearn_api.not_fitted(self)
         return self.model_
 
     def _rows(self, X):
         self._fitted()
-        check_not_sparse(X)
+        sklearn_api.check_not_sparse(X)
         order = self._column_order(X)
+        if frames.has_categories(X):
+            if order is not None:
+                X = X[[X.columns[i] for i in order]]
+                order = None
+            if X.shape[1] != self.n_features_in_:
+                raise LearnerError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                                   f"expecting {self.n_features_in_} features as input")
+            return frames.encode_for_predict(X, self.model_.features)
         try:
             A = np.asarray(X, dtype=np.float64)
         except TypeError as exc:
@@ -375,9 +359,9 @@ class Estimator:
         missing = [n for n in names if n not in cols]
         extra = [c for c in cols if c not in names]
         # scikit-learn's wording (its checks match it), then what to do
-        problems = ([f"Feature names unseen at fit time:\n" + "".join(f"- {c}\n" for c in extra)]
+        problems = (["Feature names unseen at fit time:\n" + "".join(f"- {c}\n" for c in extra)]
                     if extra else []) + \
-                   ([f"Feature names seen at fit time, yet now missing:\n"
+                   (["Feature names seen at fit time, yet now missing:\n"
                      + "".join(f"- {c}\n" for c in missing)] if missing else []) + \
                    (["a name repeats\n"] if len(set(cols)) != len(cols) else [])
         if problems:
@@ -387,15 +371,23 @@ class Estimator:
         return [cols.index(n) for n in names]
 
     def __sklearn_tags__(self):
-        """scikit-learn's tags (its tools and ``check_estimator`` read them); scikit-learn is
-        imported only when a tool asks, so rulegen.learn does not need it."""
-        from sklearn.utils import InputTags, Tags, TargetTags
-        return Tags(estimator_type=None, target_tags=TargetTags(required=True),
-                    input_tags=InputTags(allow_nan=True))
+        return sklearn_api.estimator_tags(self)
 
     def score(self, X, y, sample_weight=None) -> float:
         """Accuracy (classifiers) or R^2 averaged over outputs (regressors), as scikit-learn."""
         return score_of(self._fitted().target.task, y, self.predict(X), sample_weight)
+
+    def to_code(self, target: str, *, name: str = "model", **options) -> dict[str, str]:
+        """The fitted model as code: exactly ``rulegen.generate(self.model_, target, ...)``,
+        {file name: text}; ``options`` are the target's (e.g. ``dialect="duckdb"`` for sql)."""
+        from rulegen import generate
+        return generate(self._fitted(), target, name=name, **options)
+
+    def to_rules(self, *, flat: bool = False) -> str:
+        """The fitted model in the rules language (``rulegen.dsl.dumps``): parses back to
+        ``model_``; ``flat=True`` gives the one-rule-per-leaf view, for reading only."""
+        from rulegen.dsl import dumps
+        return dumps(self._fitted(), flat=flat)
 
     def get_depth(self) -> int:
         nodes = self._fitted().trees[0].nodes
@@ -416,17 +408,13 @@ class ClassifierMixin:
     """Class labels (integers or strings) encoded as codes 0..k-1, predictions decoded."""
 
     def __sklearn_tags__(self):
-        from sklearn.utils import ClassifierTags
-        tags = super().__sklearn_tags__()
-        tags.estimator_type = "classifier"
-        tags.classifier_tags = ClassifierTags()
-        return tags
+        return sklearn_api.classifier_tags(super().__sklearn_tags__())
 
     def _encode_y(self, y, n):
-        check_y_given(self, y)
+        sklearn_api.check_y_given(self, y)
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
-            column_vector_warning()
+            sklearn_api.column_vector_warning()
             y = y[:, 0]
         if y.ndim != 1:
             raise LearnerError(f"y must be 1-D class labels, got shape {y.shape} "
@@ -476,15 +464,10 @@ class RegressorMixin:
     ``_multi_output = False``)."""
 
     def __sklearn_tags__(self):
-        from sklearn.utils import RegressorTags
-        tags = super().__sklearn_tags__()
-        tags.estimator_type = "regressor"
-        tags.regressor_tags = RegressorTags()
-        tags.target_tags.multi_output = self._multi_output
-        return tags
+        return sklearn_api.regressor_tags(super().__sklearn_tags__(), self._multi_output)
 
     def _encode_y(self, y, n):
-        check_y_given(self, y)
+        sklearn_api.check_y_given(self, y)
         try:
             Y = np.asarray(y, dtype=np.float64)
         except (TypeError, ValueError):
@@ -492,7 +475,7 @@ class RegressorMixin:
         if Y.ndim == 1:
             Y = Y[:, None]
         elif Y.ndim == 2 and Y.shape[1] == 1 and not self._multi_output:
-            column_vector_warning()
+            sklearn_api.column_vector_warning()
         if Y.ndim != 2 or Y.shape[0] != n or Y.shape[1] < 1:
             raise LearnerError(f"y must have shape ({n},) or ({n}, n_outputs), got {np.shape(y)}")
         if not np.isfinite(Y).all():

@@ -11,6 +11,7 @@ import numpy as np
 
 from rulegen.errors import LearnerError
 from rulegen.ir.nodes import Leaf, Model, Split
+from rulegen.learn import frames
 from rulegen.learn.base import bad, is_int, is_real
 from rulegen.learn.pruning import (
     _node_outputs,
@@ -106,6 +107,8 @@ def cv_search(estimator, X, y, sample_weight, fit_params: dict, full: Model, ful
     """The search behind :func:`choose_alpha_cv`, given the tree already grown on all rows
     (``full``, with its per-node values); the estimator's own ``fit`` uses it for
     ``ccp_alpha="cv"``."""
+    if frames.has_categories(X):  # the folds get the codes fit made (in fit_params)
+        X = frames.encode_for_fit(X)[0]
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
     n = X.shape[0]

@@ -57,6 +57,7 @@ from rulegen.ir.nodes import (
     Surrogate,
     Surrogates,
 )
+from rulegen.learn import frames
 from rulegen.learn.base import (
     ClassifierMixin,
     Estimator,
@@ -366,7 +367,7 @@ class QUESTClassifier(ClassifierMixin, Estimator):
         check_pruning(self, n)
         cat_labels = self._check_categorical(X32, names, categorical_features, categories)
         codes, target, fitted = self._encode_y(y, n)
-        X64 = np.asarray(X)
+        X64 = np.asarray(frames.as_numbers(X))
         X64 = X64.astype(np.float64) if X64.dtype != np.float64 else X64
         for j in cat_labels:  # the float32 check above cannot see 3.0000001
             col = X64[:, j]
