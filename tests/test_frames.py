@@ -67,6 +67,22 @@ def test_a_frame_fits_as_the_same_table_read_from_csv():
     assert from_frame.features == from_csv.features and from_frame.trees == from_csv.trees
 
 
+def test_nullable_numbers_alone_are_numbers_with_missing_values():
+    rng = np.random.default_rng(6)
+    n = pd.array(rng.integers(0, 9, N), dtype="Int64")
+    b = pd.array(rng.random(N) < 0.5, dtype="boolean")
+    n[::5], b[::7] = pd.NA, pd.NA
+    df = pd.DataFrame({"n": n, "b": b})
+    y = np.where(df["n"].fillna(0).to_numpy(int) > 4, 1.0, 0.0)
+    est = CHAIDRegressor().fit(df, y)
+    assert [f.kind for f in est.model_.features] == ["numeric", "numeric"]
+    X = np.column_stack([df["n"].to_numpy(float, na_value=np.nan),
+                         df["b"].to_numpy(float, na_value=np.nan)])
+    assert np.isnan(X).sum() == len(range(0, N, 5)) + len(range(0, N, 7))
+    assert np.array_equal(est.predict(df), evaluate.predict_value(est.model_, X)[:, 0])
+    assert est.model_ == CHAIDRegressor().fit(X, y, feature_names=["n", "b"]).model_
+
+
 @pytest.mark.parametrize("missing", [None, np.nan, pd.NA])
 def test_every_kind_of_missing_is_missing(missing):
     df, y = frame(2)

@@ -67,6 +67,22 @@ def test_sklearn_check(estimator, check):
     check(estimator)
 
 
+def test_array_api_checks_pass_with_dispatch_enabled():
+    """scikit-learn skips check_array_api_input unless SCIPY_ARRAY_API=1 was set before scipy
+    loaded; a fresh process with it set runs those checks, so the skips above hide nothing."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          __file__, "-k", "check_array_api_input"],
+                         env={**os.environ, "SCIPY_ARRAY_API": "1"}, cwd=root,
+                         capture_output=True, text=True, timeout=600, check=False)
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert f"{len(ESTIMATORS)} passed" in run.stdout and "skipped" not in run.stdout
+
+
 # --- scikit-learn's tools -----------------------------------------------------------------
 
 def _data():
@@ -157,6 +173,9 @@ def test_dataframe_names_in_scikit_learn_form():
     with pytest.raises(ValueError, match="(?s)should match those that were passed during fit.*"
                                          "unseen at fit time:\n- z\n"):
         est.predict(df.rename(columns={"b": "z"}))
+    # names that look like the defaults are names all the same
+    x_named = CARTClassifier(max_depth=3).fit(df.set_axis(["x0", "x1", "x2"], axis=1), y)
+    assert list(x_named.feature_names_in_) == ["x0", "x1", "x2"]
     # fitted on an array (or integer-labelled columns): no names, X read by position
     plain = CARTClassifier(max_depth=3).fit(pd.DataFrame(X[:, :3]), y)
     assert not hasattr(plain, "feature_names_in_") and plain.n_features_in_ == 3

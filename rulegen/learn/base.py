@@ -185,6 +185,7 @@ class Estimator:
         frame_names = column_names(X)
         if feature_names is None and frame_names is not None:
             feature_names = frame_names
+        self._named = feature_names is not None  # then fit sets feature_names_in_
         self._frame_categories = {}
         if frames.has_categories(X):
             X, self._frame_categories = frames.encode_for_fit(X)
@@ -304,7 +305,7 @@ class Estimator:
             setattr(self, name, value)
         self.n_features_in_ = len(names)
         self.feature_importances_ = impurity_importances(self.model_)
-        if names == tuple(f"x{i}" for i in range(len(names))):
+        if not getattr(self, "_named", False):
             self.__dict__.pop("feature_names_in_", None)  # a refit without names
         else:
             self.feature_names_in_ = np.asarray(names, dtype=object)

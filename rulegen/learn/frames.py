@@ -42,10 +42,11 @@ def _cells(values) -> list:
 
 
 def has_categories(X) -> bool:
-    """A DataFrame with at least one column that is not numbers."""
+    """A DataFrame that numpy cannot read as numbers by itself: a column that is text or
+    ``category``, or a nullable one (``Int64``, ``boolean``: pd.NA is no float)."""
     dtypes = getattr(X, "dtypes", None)
-    return dtypes is not None and hasattr(X, "columns") and any(
-        _kind(X[c]) != "number" for c in X.columns)
+    return dtypes is not None and hasattr(X, "columns") and not all(
+        isinstance(d, np.dtype) and d.kind in "biuf" for d in dtypes)
 
 
 def _numbers(col) -> np.ndarray:
