@@ -98,10 +98,10 @@ def bench(task: str, n: int, p: int, max_depth, repeat: int) -> dict:
     from sklearn.tree import DecisionTreeRegressor as SkR
 
     from rulegen.ir import evaluate
-    from rulegen.learn import DecisionTreeClassifier, DecisionTreeRegressor
+    from rulegen.learn import CARTClassifier, CARTRegressor
 
     X, y, Xt, yt = make_data(n, p, task)
-    ours = (DecisionTreeClassifier if task == "classification" else DecisionTreeRegressor)(
+    ours = (CARTClassifier if task == "classification" else CARTRegressor)(
         max_depth=max_depth, random_state=0)
     theirs = (SkC if task == "classification" else SkR)(max_depth=max_depth, random_state=0)
     t_ours = best_of(lambda: ours.fit(X, y), repeat)

@@ -20,7 +20,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rulegen.ir.nodes import Split
-from rulegen.learn import DecisionTreeClassifier
+from rulegen.learn import CARTClassifier
 from rulegen.learn.quest import QUESTClassifier
 
 
@@ -49,7 +49,7 @@ def simulate(reps: int, n: int = 500, n_classes: int = 2, numeric: bool = False,
         cats = {1: list(range(20))}
         quest = QUESTClassifier(max_depth=1, max_surrogates=0).fit(
             X, y, feature_names=names, categorical_features=[0, 1], categories=cats)
-        cart = DecisionTreeClassifier(max_depth=1, random_state=rep).fit(
+        cart = CARTClassifier(max_depth=1, random_state=rep).fit(
             X, y, feature_names=names, categorical_features=[0, 1], categories=cats)
         for name, est in (("quest", quest), ("cart", cart)):
             key = root_feature(est.model_)

@@ -3,7 +3,7 @@
 The public API::
 
     from rulegen import load_model, save_model, generate, evaluate
-    from rulegen.learn import DecisionTreeClassifier
+    from rulegen.learn import CARTClassifier
 """
 
 __version__ = "0.1.0"

@@ -132,9 +132,8 @@ def fit(data, target_col, algorithm, task, params, ignored, declared, drop_missi
                         f"{table.cells[cols[k]][i]!r} is infinite or beyond the float32 range "
                         "(3.4e38); trees learn on float32 values: remove or clip it")
     estimator = _make_estimator(learners[algorithm], task, kwargs)
-    extra = {}
-    if categories:
-        extra = {"categorical_features": sorted(categories), "categories": categories}
+    # always said, even when empty: ID3 would take undeclared whole-number columns as codes
+    extra = {"categorical_features": sorted(categories), "categories": categories or None}
     bar = _Progress(progress if progress is not None else sys.stderr.isatty())
     if "progress" in inspect.signature(estimator.fit).parameters:
         extra["progress"] = bar

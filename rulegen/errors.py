@@ -56,5 +56,17 @@ class UnsupportedFeatureError(RulegenError):
         return UnsupportedFeatureError(self.target, self.feature, source) if source else self
 
 
-class LearnerError(RulegenError):
-    """A learner was given parameters or data it cannot fit."""
+class LearnerError(RulegenError, ValueError):
+    """A learner was given parameters or data it cannot fit. Also a ``ValueError``, as
+    scikit-learn's tools expect of an estimator's input errors (``check_estimator``,
+    ``GridSearchCV``'s error_score)."""
+
+
+class LearnerTypeError(LearnerError, TypeError):
+    """X holds a value that is not a number at all (a dict, a list): scikit-learn's
+    convention is a ``TypeError`` there."""
+
+
+class NotFittedError(LearnerError, AttributeError):
+    """predict (or another method) before fit. With scikit-learn installed the error raised
+    is also scikit-learn's ``NotFittedError`` (see ``rulegen.learn.base.not_fitted``)."""

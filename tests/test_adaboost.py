@@ -95,7 +95,8 @@ def test_ir_vote_equals_direct_numpy_sum(loader):
         assert all(isinstance(tree.nodes[c], Leaf) for c in root.children)
         h = np.where(holds, cls[0], cls[1])
         D[np.arange(len(X)), h] += alpha  # in round order, as the IR adds
-    assert np.array_equal(ada.decision_function(X), D)
+    want = D[:, 1] - D[:, 0] if K == 2 else D  # two classes: scikit-learn's (n,) shape
+    assert np.array_equal(ada.decision_function(X), want)
     assert np.array_equal(ada.predict(X), ada.classes_[np.argmax(D, axis=1)])
     total = 0.0
     for a in ada.estimator_weights_:

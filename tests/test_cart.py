@@ -21,12 +21,12 @@ from sklearn.model_selection import KFold
 from rulegen.errors import LearnerError
 from rulegen.ir import evaluate, serialize
 from rulegen.ir.nodes import DefaultChild, Feature, Leaf, Model, NumericTest, Split, Target, Tree
-from rulegen.learn import CATALOG, DecisionTreeClassifier, DecisionTreeRegressor
+from rulegen.learn import CATALOG, CARTClassifier, CARTRegressor
 from rulegen.learn.builder import float32_test
 from rulegen.learn.criteria import CRITERIA, _prefix_abs_errors_long, prefix_abs_errors, weighted_median
 
-SK = {DecisionTreeClassifier: sktree.DecisionTreeClassifier,
-      DecisionTreeRegressor: sktree.DecisionTreeRegressor}
+SK = {CARTClassifier: sktree.DecisionTreeClassifier,
+      CARTRegressor: sktree.DecisionTreeRegressor}
 
 
 # --- helpers ------------------------------------------------------------------------
@@ -74,7 +74,7 @@ def _constant_subtree(t, j, value):
 def compare_trees(est, ref, X, y, sample_weight=None, allow_ties=False):
     """Walk both trees together; return (nodes matched, ties skipped)."""
     nodes, t = est.model_.trees[0].nodes, ref.tree_
-    clf = isinstance(est, DecisionTreeClassifier)
+    clf = isinstance(est, CARTClassifier)
     w = np.ones(len(X)) if sample_weight is None else np.asarray(sample_weight, float)
     T = np.searchsorted(est.classes_, y) if clf else np.asarray(y, float).reshape(len(X), -1)
     crit = CRITERIA[est.criterion](len(est.classes_) if clf else T.shape[1])
@@ -134,7 +134,7 @@ def assert_same(est, ref, X, y, sample_weight=None):
         assert matched > 5 * ties
         return
     assert matched == ref.tree_.node_count == len(est.model_.trees[0].nodes)
-    if isinstance(est, DecisionTreeClassifier):
+    if isinstance(est, CARTClassifier):
         assert np.array_equal(est.predict_proba(X), ref.predict_proba(X))
         assert np.array_equal(est.predict(X), ref.predict(X))
     else:
@@ -173,7 +173,7 @@ def test_iris_matches_sklearn_over_seeds():
     roots = {float32_test(3, 0.800000011920929), float32_test(2, 2.449999988079071)}
     identical = 0
     for seed in range(20):
-        ours, ref = fit_both(DecisionTreeClassifier, X, y, random_state=seed)
+        ours, ref = fit_both(CARTClassifier, X, y, random_state=seed)
         assert (ours.get_n_leaves(), ours.get_depth()) == (ref.get_n_leaves(), ref.get_depth()) == (9, 5)
         assert ours.model_.trees[0].nodes[0].test in roots
         matched, ties = compare_trees(ours, ref, X, y, allow_ties=True)
@@ -187,7 +187,7 @@ def test_iris_matches_sklearn_over_seeds():
 def test_step_regression_from_the_notes():
     x = np.arange(1, 11, dtype=float).reshape(-1, 1)
     y = np.array([4.50, 4.75, 4.91, 5.34, 5.80, 7.05, 7.90, 8.23, 8.70, 9.00])
-    est = DecisionTreeRegressor(max_depth=1).fit(x, y)
+    est = CARTRegressor(max_depth=1).fit(x, y)
     root, left, right = est.model_.trees[0].nodes
     assert root.test == NumericTest(0, "<=", 5.5, "float32")
     assert left.value == pytest.approx((5.06,)) and right.value == pytest.approx((8.176,))
@@ -198,7 +198,7 @@ def test_step_regression_from_the_notes():
 def _cv_gap(cls, X, y, seeds=10, **params):
     """|rulegen - sklearn| in 5-fold CV score (fixed folds), averaged over seeds:
     single trees differ where features tie, so compare the averages."""
-    score = r2_score if cls is DecisionTreeRegressor else (lambda a, b: float(np.mean(a == b)))
+    score = r2_score if cls is CARTRegressor else (lambda a, b: float(np.mean(a == b)))
     folds = list(KFold(5, shuffle=True, random_state=0).split(X))
 
     def mean_score(make):
@@ -209,22 +209,22 @@ def _cv_gap(cls, X, y, seeds=10, **params):
 
 def test_cross_validated_scores_match_sklearn():
     X, y = load_breast_cancer(return_X_y=True)
-    assert _cv_gap(DecisionTreeClassifier, X, y) <= 0.01
+    assert _cv_gap(CARTClassifier, X, y) <= 0.01
     X, y = load_diabetes(return_X_y=True)
-    assert _cv_gap(DecisionTreeRegressor, X, y, max_depth=4) <= 0.01
-    assert _cv_gap(DecisionTreeRegressor, X, y, min_samples_leaf=10) <= 0.01
+    assert _cv_gap(CARTRegressor, X, y, max_depth=4) <= 0.01
+    assert _cv_gap(CARTRegressor, X, y, min_samples_leaf=10) <= 0.01
 
 
 def test_trees_equal_sklearn_up_to_exact_ties():
     X, y = load_breast_cancer(return_X_y=True)
     total_ties = total = 0
     for seed in range(3):
-        ours, ref = fit_both(DecisionTreeClassifier, X, y, random_state=seed)
+        ours, ref = fit_both(CARTClassifier, X, y, random_state=seed)
         matched, ties = compare_trees(ours, ref, X, y, allow_ties=True)
         total_ties, total = total_ties + ties, total + matched
     assert total > total_ties  # every difference was checked to be an exact tie
     X, y = load_diabetes(return_X_y=True)
-    ours, ref = fit_both(DecisionTreeRegressor, X, y, random_state=0, max_depth=6)
+    ours, ref = fit_both(CARTRegressor, X, y, random_state=0, max_depth=6)
     matched, ties = compare_trees(ours, ref, X, y, allow_ties=True)
     assert matched > ties
     # continuous features and leaves of >= 5 rows: ties are rare, trees mostly identical
@@ -232,7 +232,7 @@ def test_trees_equal_sklearn_up_to_exact_ties():
     X = rng.normal(size=(400, 5))
     y = (X[:, 0] + X[:, 1] * X[:, 2] + rng.normal(scale=0.5, size=400) > 0).astype(int) + (X[:, 3] > 1)
     for seed in range(3):
-        ours, ref = fit_both(DecisionTreeClassifier, X, y, random_state=seed, min_samples_leaf=5)
+        ours, ref = fit_both(CARTClassifier, X, y, random_state=seed, min_samples_leaf=5)
         matched, ties = compare_trees(ours, ref, X, y, allow_ties=True)
         assert matched > 5 * ties
 
@@ -241,7 +241,7 @@ def test_trees_equal_sklearn_up_to_exact_ties():
 def test_classification_criteria_one_feature(criterion):
     for seed in range(3):
         X, y, _ = one_feature(seed)
-        ours, ref = fit_both(DecisionTreeClassifier, X, y, criterion=criterion, random_state=0)
+        ours, ref = fit_both(CARTClassifier, X, y, criterion=criterion, random_state=0)
         assert_same(ours, ref, X, y)
 
 
@@ -249,7 +249,7 @@ def test_classification_criteria_one_feature(criterion):
 def test_regression_criteria_one_feature(criterion):
     for seed in range(3):
         X, _, y = one_feature(seed)
-        ours, ref = fit_both(DecisionTreeRegressor, X, y, criterion=criterion, random_state=0)
+        ours, ref = fit_both(CARTRegressor, X, y, criterion=criterion, random_state=0)
         assert_same(ours, ref, X, y)
 
 
@@ -257,7 +257,7 @@ def test_multi_output_regression():
     X, _, y = one_feature(4)
     Y = np.column_stack([y, np.cos(np.nan_to_num(X[:, 0]))])
     for criterion in ("squared_error", "absolute_error"):
-        ours, ref = fit_both(DecisionTreeRegressor, X, Y, criterion=criterion, max_depth=5)
+        ours, ref = fit_both(CARTRegressor, X, Y, criterion=criterion, max_depth=5)
         assert ours.model_.target.n_outputs == 2 and ours.predict(X).shape == (len(X), 2)
         assert_same(ours, ref, X, Y)
 
@@ -280,7 +280,7 @@ def test_threshold_probes_route_like_sklearn():
     x = np.concatenate([rng.normal(size=80) * 1e-3, rng.normal(size=80) * 7.3, rng.normal(size=80) * 1e6])
     X = x.reshape(-1, 1)
     y = rng.normal(size=len(x))
-    ours, ref = fit_both(DecisionTreeRegressor, X, y)
+    ours, ref = fit_both(CARTRegressor, X, y)
     assert_same(ours, ref, X, y)
     t = ref.tree_
     probes = _probes(t.threshold[t.children_left != -1]).reshape(-1, 1)
@@ -311,11 +311,11 @@ def test_float32_test_is_exact():
 # --- missing values --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("cls", [DecisionTreeClassifier, DecisionTreeRegressor])
+@pytest.mark.parametrize("cls", [CARTClassifier, CARTRegressor])
 def test_missing_values_match_sklearn(cls):
     for seed in range(4):
         X, yc, yr = one_feature(seed, n=200, nan_frac=0.2)
-        y = yc if cls is DecisionTreeClassifier else yr
+        y = yc if cls is CARTClassifier else yr
         params = [{}, {"max_depth": 3}, {"min_samples_leaf": 4}][seed % 3]
         ours, ref = fit_both(cls, X, y, random_state=0, **params)
         assert_same(ours, ref, X, y)
@@ -326,7 +326,7 @@ def test_missing_values_match_sklearn(cls):
     X = rng.normal(size=(300, 4)).round(1)
     X[rng.random(X.shape) < 0.15] = np.nan
     y = (np.nan_to_num(X[:, 0]) + np.isnan(X[:, 1]) > 0.3).astype(int)
-    y = y if cls is DecisionTreeClassifier else y + rng.normal(scale=0.1, size=300)
+    y = y if cls is CARTClassifier else y + rng.normal(scale=0.1, size=300)
     ours, ref = fit_both(cls, X, y, random_state=0, max_depth=6)
     matched, ties = compare_trees(ours, ref, X, y, allow_ties=True)
     assert matched > 3 * ties
@@ -334,7 +334,7 @@ def test_missing_values_match_sklearn(cls):
 
 def test_missing_only_at_prediction_goes_to_larger_child():
     X, y, _ = one_feature(5, n=120)
-    ours, ref = fit_both(DecisionTreeClassifier, X, y, max_depth=4)
+    ours, ref = fit_both(CARTClassifier, X, y, max_depth=4)
     assert_same(ours, ref, X, y)
     for nd in ours.model_.trees[0].nodes:
         if isinstance(nd, Split):
@@ -348,7 +348,7 @@ def test_missing_with_constant_present_values():
     # the only useful split is "present vs missing": threshold +inf, missing right
     X = np.array([[1.0]] * 10 + [[np.nan]] * 10)
     y = np.array([0] * 10 + [1] * 10)
-    ours, ref = fit_both(DecisionTreeClassifier, X, y)
+    ours, ref = fit_both(CARTClassifier, X, y)
     assert_same(ours, ref, X, y)
     root = ours.model_.trees[0].nodes[0]
     assert root.test == NumericTest(0, "<=", math.inf, "float32") and root.missing == DefaultChild(1)
@@ -363,21 +363,21 @@ def test_missing_with_constant_present_values():
     {"min_impurity_decrease": 0.005}, {"max_leaf_nodes": 2}, {"max_leaf_nodes": 9},
     {"max_leaf_nodes": 25, "min_samples_leaf": 3},
 ])
-@pytest.mark.parametrize("cls", [DecisionTreeClassifier, DecisionTreeRegressor])
+@pytest.mark.parametrize("cls", [CARTClassifier, CARTRegressor])
 def test_parameters_match_sklearn(cls, params):
     X, yc, yr = one_feature(8, n=250, nan_frac=0.05)
-    y = yc if cls is DecisionTreeClassifier else yr
+    y = yc if cls is CARTClassifier else yr
     ours, ref = fit_both(cls, X, y, random_state=0, **params)
     assert_same(ours, ref, X, y)
     if "max_leaf_nodes" in params:
         assert ours.get_n_leaves() <= params["max_leaf_nodes"]
 
 
-@pytest.mark.parametrize("cls", [DecisionTreeClassifier, DecisionTreeRegressor])
+@pytest.mark.parametrize("cls", [CARTClassifier, CARTRegressor])
 def test_sample_weight_matches_sklearn(cls):
     rng = np.random.default_rng(2)
     X, yc, yr = one_feature(9, n=200, nan_frac=0.1)
-    y = yc if cls is DecisionTreeClassifier else yr
+    y = yc if cls is CARTClassifier else yr
     # fractional weights are dyadic so sums are exact: with arbitrary fractions sklearn's
     # order-dependent rounding can leave a pure node with impurity > EPSILON and split it
     for w in (rng.integers(0, 4, len(y)).astype(float), rng.integers(1, 40, len(y)) / 8):
@@ -385,7 +385,7 @@ def test_sample_weight_matches_sklearn(cls):
             ours, ref = fit_both(cls, X, y, sample_weight=w, random_state=0, **params)
             assert_same(ours, ref, X, y, sample_weight=w)
             assert_consistent(ours, X, w)
-    if cls is DecisionTreeRegressor:
+    if cls is CARTRegressor:
         ours, ref = fit_both(cls, X, y, sample_weight=w, criterion="absolute_error")
         assert_same(ours, ref, X, y, sample_weight=w)
 
@@ -393,40 +393,40 @@ def test_sample_weight_matches_sklearn(cls):
 def test_weights_as_duplicates_and_zero_weights():
     X, y, _ = one_feature(10, n=100)
     w = np.random.default_rng(0).integers(0, 3, len(y))
-    a = DecisionTreeClassifier(random_state=0).fit(X, y, sample_weight=w.astype(float))
-    b = DecisionTreeClassifier(random_state=0).fit(np.repeat(X, w, axis=0), np.repeat(y, w))
+    a = CARTClassifier(random_state=0).fit(X, y, sample_weight=w.astype(float))
+    b = CARTClassifier(random_state=0).fit(np.repeat(X, w, axis=0), np.repeat(y, w))
     # all but where unseen missing values go: that follows row counts, not weights (as sklearn)
     strip = lambda m: [nd if isinstance(nd, Leaf) else (nd.test, nd.children, nd.samples, nd.distribution)  # noqa: E731
                        for nd in m.trees[0].nodes]
     assert strip(a.model_) == strip(b.model_)
     # rows of weight 0 take no part at all
-    c = DecisionTreeClassifier(random_state=0).fit(X[w > 0], y[w > 0], sample_weight=w[w > 0])
+    c = CARTClassifier(random_state=0).fit(X[w > 0], y[w > 0], sample_weight=w[w > 0])
     assert a.model_.trees == c.model_.trees
 
 
 def test_max_features():
     X, y = load_breast_cancer(return_X_y=True)
-    base = DecisionTreeClassifier(random_state=3).fit(X, y).model_.trees
+    base = CARTClassifier(random_state=3).fit(X, y).model_.trees
     for mf in (None, X.shape[1], 1.0):
-        assert DecisionTreeClassifier(random_state=3, max_features=mf).fit(X, y).model_.trees == base
-    one = [DecisionTreeClassifier(random_state=s, max_features=1).fit(X, y) for s in range(6)]
-    assert one[0].model_ == DecisionTreeClassifier(random_state=0, max_features=1).fit(X, y).model_
+        assert CARTClassifier(random_state=3, max_features=mf).fit(X, y).model_.trees == base
+    one = [CARTClassifier(random_state=s, max_features=1).fit(X, y) for s in range(6)]
+    assert one[0].model_ == CARTClassifier(random_state=0, max_features=1).fit(X, y).model_
     assert len({m.model_.trees for m in one}) > 1
     for m in one:
         assert_consistent(m, X)
         assert np.mean(m.predict(X) == y) == 1.0
     # same semantics as sklearn's feature sampling: similar accuracy on average
     for mf in ("sqrt", "log2", 0.3):
-        assert _cv_gap(DecisionTreeClassifier, X, y, seeds=8, max_features=mf) < 0.025
+        assert _cv_gap(CARTClassifier, X, y, seeds=8, max_features=mf) < 0.025
 
 
-@pytest.mark.parametrize("cls", [DecisionTreeClassifier, DecisionTreeRegressor])
+@pytest.mark.parametrize("cls", [CARTClassifier, CARTRegressor])
 def test_random_splitter_properties(cls):
     rng = np.random.default_rng(4)
     X = rng.normal(size=(300, 3))
     X[rng.random(X.shape) < 0.1] = np.nan
     y = (np.nan_to_num(X[:, 0]) > 0).astype(int) + (np.nan_to_num(X[:, 1]) > 1)
-    y = y if cls is DecisionTreeClassifier else y + rng.normal(scale=0.1, size=len(y))
+    y = y if cls is CARTClassifier else y + rng.normal(scale=0.1, size=len(y))
     a = cls(splitter="random", random_state=5).fit(X, y)
     assert a.model_ == cls(splitter="random", random_state=5).fit(X, y).model_
     assert a.model_ != cls(splitter="random", random_state=6).fit(X, y).model_
@@ -445,7 +445,7 @@ def test_random_splitter_properties(cls):
 
 def test_random_splitter_scores_like_sklearn():
     X, y = load_breast_cancer(return_X_y=True)
-    assert _cv_gap(DecisionTreeClassifier, X, y, splitter="random") < 0.02
+    assert _cv_gap(CARTClassifier, X, y, splitter="random") < 0.02
 
 
 # --- the IR ----------------------------------------------------------------------------------
@@ -454,7 +454,7 @@ def test_random_splitter_scores_like_sklearn():
 def test_ir_shape_and_provenance():
     X, y = load_iris(return_X_y=True)
     labels = np.array(["setosa", "versicolor", "virginica"])[y]
-    est = DecisionTreeClassifier(random_state=0, max_depth=3)
+    est = CARTClassifier(random_state=0, max_depth=3)
     est.fit(X, labels, feature_names=["a", "b", "c", "d"])
     m = est.model_
     assert [f.name for f in m.features] == ["a", "b", "c", "d"]
@@ -475,22 +475,22 @@ def test_ir_shape_and_provenance():
     assert est.predict(X).dtype.kind == "U" and np.mean(est.predict(X) == labels) > 0.95
     assert list(est.classes_) == ["setosa", "versicolor", "virginica"]
     assert_consistent(est, X)
-    assert DecisionTreeClassifier().fit(X, y.astype(float)).model_.target.classes == (0, 1, 2)
-    reg = DecisionTreeRegressor(max_depth=2).fit(X, X[:, 0])
+    assert CARTClassifier().fit(X, y.astype(float)).model_.target.classes == (0, 1, 2)
+    reg = CARTRegressor(max_depth=2).fit(X, X[:, 0])
     assert reg.model_.target == Target("regression", "target", (), 1)
     assert reg.model_.base_score == (0.0,) and reg.model_.trees[0].nodes[0].distribution is None
     info = CATALOG["cart"]
-    assert info.estimator_class("classification") is DecisionTreeClassifier
-    assert info.estimator_class("regression") is DecisionTreeRegressor
+    assert info.estimator_class("classification") is CARTClassifier
+    assert info.estimator_class("regression") is CARTRegressor
 
 
 def test_single_class_and_pure_nodes():
     X = np.arange(6.0).reshape(-1, 1)
-    est = DecisionTreeClassifier().fit(X, ["a"] * 6)
+    est = CARTClassifier().fit(X, ["a"] * 6)
     assert est.model_.trees[0].nodes == (Leaf((1.0,), 6.0, (6.0,), 0.0),)
     assert list(est.predict(X)) == ["a"] * 6
     # constant target: one leaf, even with weights whose sums round
-    reg = DecisionTreeRegressor().fit(X, np.full(6, 0.1), sample_weight=[0.1, 0.3, 0.7, 1.1, 1.3, 0.2])
+    reg = CARTRegressor().fit(X, np.full(6, 0.1), sample_weight=[0.1, 0.3, 0.7, 1.1, 1.3, 0.2])
     assert len(reg.model_.trees[0].nodes) == 1
 
 
@@ -499,7 +499,7 @@ def test_deep_tree_builds_without_recursion():
     X = np.arange(n, dtype=float).reshape(-1, 1)
     y = np.arange(n) % 2
     limit = sys.getrecursionlimit()
-    est = DecisionTreeClassifier().fit(X, y)
+    est = CARTClassifier().fit(X, y)
     assert sys.getrecursionlimit() == limit
     assert est.get_depth() == n - 1 > 1500
     assert np.array_equal(est.predict(X), y)
@@ -525,13 +525,13 @@ def test_prefix_abs_errors_brute_force():
 
 
 def test_get_set_params_round_trip():
-    est = DecisionTreeClassifier(max_depth=4, criterion="entropy", max_features="sqrt")
+    est = CARTClassifier(max_depth=4, criterion="entropy", max_features="sqrt")
     params = est.get_params()
     assert params["max_depth"] == 4 and params["splitter"] == "best" and len(params) == 15
-    assert DecisionTreeClassifier(**params).get_params() == params
+    assert CARTClassifier(**params).get_params() == params
     assert est.set_params(max_depth=2, random_state=1) is est
     assert est.get_params()["max_depth"] == 2 and est.random_state == 1
-    assert set(DecisionTreeRegressor().get_params()) == set(params)
+    assert set(CARTRegressor().get_params()) == set(params)
     assert "max_depth=2" in repr(est)
     with pytest.raises(LearnerError, match="no parameter 'depth'"):
         est.set_params(depth=3)
@@ -551,28 +551,28 @@ def test_get_set_params_round_trip():
 def test_bad_parameters_raise(params, word):
     X, y, _ = one_feature(0, n=20)
     with pytest.raises(LearnerError, match=word):
-        DecisionTreeClassifier(**params).fit(X, y)
+        CARTClassifier(**params).fit(X, y)
 
 
 def test_bad_data_raises():
     X, y, yr = one_feature(0, n=20)
     cases = [
-        (DecisionTreeClassifier, X[:, 0], y, None, "2-D"),
-        (DecisionTreeClassifier, X, y[:-1], None, "labels"),
-        (DecisionTreeClassifier, X, yr, None, "continuous"),
-        (DecisionTreeRegressor, X, np.where(yr > 0, np.nan, yr), None, "finite"),
-        (DecisionTreeClassifier, np.where(X > 0, np.inf, X), y, None, "float32"),
-        (DecisionTreeClassifier, X * 1e300, y, None, "float32"),
-        (DecisionTreeClassifier, X, y, -np.ones(20), "non-negative"),
-        (DecisionTreeClassifier, X, y, np.zeros(20), "zero"),
-        (DecisionTreeClassifier, np.array([["a"]] * 20), y, None, "numeric"),
+        (CARTClassifier, X[:, 0], y, None, "2-D"),
+        (CARTClassifier, X, y[:-1], None, "labels"),
+        (CARTClassifier, X, yr, None, "continuous"),
+        (CARTRegressor, X, np.where(yr > 0, np.nan, yr), None, "finite"),
+        (CARTClassifier, np.where(X > 0, np.inf, X), y, None, "float32"),
+        (CARTClassifier, X * 1e300, y, None, "float32"),
+        (CARTClassifier, X, y, -np.ones(20), "non-negative"),
+        (CARTClassifier, X, y, np.zeros(20), "zero"),
+        (CARTClassifier, np.array([["a"]] * 20), y, None, "numeric"),
     ]
     for cls, XX, yy, w, word in cases:
         with pytest.raises(LearnerError, match=word):
             cls().fit(XX, yy, sample_weight=w)
     with pytest.raises(LearnerError, match="not fitted"):
-        DecisionTreeClassifier().predict(X)
+        CARTClassifier().predict(X)
     with pytest.raises(LearnerError, match="shape"):
-        DecisionTreeClassifier().fit(X, y).predict(np.zeros((2, 3)))
+        CARTClassifier().fit(X, y).predict(np.zeros((2, 3)))
     with pytest.raises(LearnerError, match="feature_names"):
-        DecisionTreeClassifier().fit(X, y, feature_names=["a", "b"])
+        CARTClassifier().fit(X, y, feature_names=["a", "b"])

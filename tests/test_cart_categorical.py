@@ -15,7 +15,7 @@ from rulegen.cli import main
 from rulegen.errors import LearnerError
 from rulegen.ir import evaluate
 from rulegen.ir.nodes import CategoricalTest, DefaultChild, Split
-from rulegen.learn import DecisionTreeClassifier, DecisionTreeRegressor
+from rulegen.learn import CARTClassifier, CARTRegressor
 from rulegen.learn.criteria import Gini, SquaredError
 from rulegen.modelio import load_model
 
@@ -54,7 +54,7 @@ def test_binary_subset_is_optimal(m, seed):
     noise = rng.normal(size=n)  # a useless numeric feature beside it
     X = np.column_stack([noise, c.astype(float)])
     w = rng.uniform(0.5, 2.0, n)
-    model = DecisionTreeClassifier(max_depth=1).fit(X, y, sample_weight=w,
+    model = CARTClassifier(max_depth=1).fit(X, y, sample_weight=w,
                                                     categorical_features=[1]).model_
     crit = Gini(2)
     got = _root_children_cost(crit, y, w, model, X)  # asserts the root is categorical
@@ -68,7 +68,7 @@ def test_regression_subset_is_optimal(seed):
     c = rng.integers(0, m, n)
     y = rng.normal(size=m)[c] * 3 + rng.normal(size=n)
     X = c.astype(float)[:, None]
-    model = DecisionTreeRegressor(max_depth=1).fit(X, y, categorical_features=[0]).model_
+    model = CARTRegressor(max_depth=1).fit(X, y, categorical_features=[0]).model_
     crit = SquaredError(1)
     T, w = y[:, None], np.ones(n)
     got = _root_children_cost(crit, T, w, model, X)
@@ -78,7 +78,7 @@ def test_regression_subset_is_optimal(seed):
 def test_categorical_feature_in_the_ir():
     X = np.array([[0.0], [1.0], [2.0], [0.0], [1.0], [2.0]])
     y = [0, 1, 0, 0, 1, 0]
-    model = DecisionTreeClassifier().fit(X, y, feature_names=["colour"],
+    model = CARTClassifier().fit(X, y, feature_names=["colour"],
                                          categorical_features=["colour"],
                                          categories={"colour": ("blue", "green", "red")}).model_
     assert model.features[0].kind == "categorical"
@@ -97,7 +97,7 @@ def test_three_classes():
     cls_of = np.array([0, 1, 2, 0, 1, 2])
     y = np.where(rng.random(n) < 0.85, cls_of[c], rng.integers(0, 3, n))
     X = np.column_stack([rng.normal(size=n), c.astype(float)])
-    clf = DecisionTreeClassifier(max_depth=3).fit(X, y, categorical_features=[1])
+    clf = CARTClassifier(max_depth=3).fit(X, y, categorical_features=[1])
     rulegen.validate(clf.model_)
     assert (clf.predict(X) == y).mean() > 0.8
     assert any(isinstance(nd, Split) and isinstance(nd.test, CategoricalTest)
@@ -111,7 +111,7 @@ def test_missing_and_unseen_at_prediction():
     y = (c >= 2).astype(int)
     c[rng.random(n) < 0.1] = np.nan
     X = c[:, None]
-    model = DecisionTreeClassifier(max_depth=1).fit(X, y, categorical_features=[0],
+    model = CARTClassifier(max_depth=1).fit(X, y, categorical_features=[0],
                                                     categories={0: tuple("abcdef")}).model_
     root = model.trees[0].nodes[0]
     assert isinstance(root.test, CategoricalTest) and isinstance(root.missing, DefaultChild)
@@ -131,7 +131,7 @@ def test_missing_and_unseen_at_prediction():
 def test_no_missing_at_node_sends_missing_to_the_bigger_child():
     c = np.array([0, 0, 0, 0, 1, 1, 2, 2], dtype=float)
     y = [0, 0, 0, 0, 1, 1, 1, 1]
-    model = DecisionTreeClassifier(max_depth=1).fit(c[:, None], y, categorical_features=[0]).model_
+    model = CARTClassifier(max_depth=1).fit(c[:, None], y, categorical_features=[0]).model_
     root = model.trees[0].nodes[0]
     assert set(root.test.categories) == {0}  # the bigger side; ties go right
     assert root.missing == DefaultChild(1) and root.unseen == 1
@@ -139,12 +139,12 @@ def test_no_missing_at_node_sends_missing_to_the_bigger_child():
 
 def test_bad_codes_are_refused():
     with pytest.raises(LearnerError, match="not a category code"):
-        DecisionTreeClassifier().fit([[0.5], [1.0]], [0, 1], categorical_features=[0])
+        CARTClassifier().fit([[0.5], [1.0]], [0, 1], categorical_features=[0])
     with pytest.raises(LearnerError, match="only 2 categories"):
-        DecisionTreeClassifier().fit([[0.0], [2.0]], [0, 1], categorical_features=[0],
+        CARTClassifier().fit([[0.0], [2.0]], [0, 1], categorical_features=[0],
                                      categories={0: ("a", "b")})
     with pytest.raises(LearnerError, match="feature name"):
-        DecisionTreeClassifier().fit([[0.0], [1.0]], [0, 1], categorical_features=["nope"])
+        CARTClassifier().fit([[0.0], [1.0]], [0, 1], categorical_features=["nope"])
 
 
 # --- end to end: CSV -> rulegen fit -> every target ---------------------------------------------

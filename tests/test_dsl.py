@@ -89,16 +89,16 @@ def _learned_models() -> dict[str, Model]:
     from rulegen.importers import lightgbm as lgbi
     from rulegen.importers import xgboost as xgbi
     from rulegen.importers.sklearn import from_sklearn
-    from rulegen.learn import DecisionTreeClassifier, DecisionTreeRegressor
+    from rulegen.learn import CARTClassifier, CARTRegressor
 
     data = np.genfromtxt(ROOT / "examples" / "iris.csv", delimiter=",", skip_header=1,
                          usecols=(0, 1, 2, 3))
     y = np.repeat([0, 1, 2], 50)
     out = {
-        "cart-classifier": DecisionTreeClassifier(max_depth=4, random_state=0).fit(data, y),
+        "cart-classifier": CARTClassifier(max_depth=4, random_state=0).fit(data, y),
         # best first: node ids in no tree order, so the text writes them (@id)
-        "cart-best-first": DecisionTreeClassifier(max_leaf_nodes=10, random_state=0).fit(data, y),
-        "cart-regressor": DecisionTreeRegressor(max_depth=4, random_state=0).fit(data[:, 1:],
+        "cart-best-first": CARTClassifier(max_leaf_nodes=10, random_state=0).fit(data, y),
+        "cart-regressor": CARTRegressor(max_depth=4, random_state=0).fit(data[:, 1:],
                                                                               data[:, 0]),
     }
     out = {k: v.model_ for k, v in out.items()}

@@ -13,7 +13,7 @@ from sklearn.datasets import load_breast_cancer, load_diabetes
 import rulegen
 from rulegen.ir import evaluate
 from rulegen.ir.serialize import dumps, loads
-from rulegen.learn import DecisionTreeClassifier, DecisionTreeRegressor
+from rulegen.learn import CARTClassifier, CARTRegressor
 
 NAMES = list(irfixtures.ADVERSARIAL_NAMES)
 
@@ -30,10 +30,10 @@ def fitted() -> dict:
     bc = load_breast_cancer()
     Xc = _with_missing(bc.data[:, :7], 0)
     yc = np.where(bc.target == 1, "it's \"ok\"", "*/ bad")
-    clf = DecisionTreeClassifier(max_depth=8, random_state=0).fit(Xc, yc, feature_names=NAMES)
+    clf = CARTClassifier(max_depth=8, random_state=0).fit(Xc, yc, feature_names=NAMES)
     db = load_diabetes()
     Xr = _with_missing(db.data[:, :7], 1)
-    reg = DecisionTreeRegressor(min_samples_leaf=3, random_state=0).fit(Xr, db.target,
+    reg = CARTRegressor(min_samples_leaf=3, random_state=0).fit(Xr, db.target,
                                                                         feature_names=NAMES)
     models = {"classifier": clf.model_, "regressor": reg.model_}
     # the models also survive a trip through JSON unchanged

@@ -14,7 +14,7 @@ from rulegen.learn.criteria import Gini, SquaredError
 from rulegen.learn.forest import RandomForestRegressor
 from rulegen.learn.gbdt import GradientBoostingRegressor
 from rulegen.learn.newton import NewtonSplitFinder
-from rulegen.learn.xgb import NewtonBoostingRegressor
+from rulegen.learn.xgb import XGBoostStyleRegressor
 
 
 def _data(n, p, seed=0):
@@ -75,7 +75,7 @@ def _fit_peak(est, X, y) -> int:
 @pytest.mark.parametrize("est", [
     RandomForestRegressor(n_estimators=2, max_depth=4, random_state=0),
     GradientBoostingRegressor(n_estimators=2, max_depth=3, random_state=0),
-    NewtonBoostingRegressor(n_estimators=2, max_depth=3, random_state=0),
+    XGBoostStyleRegressor(n_estimators=2, max_depth=3, random_state=0),
 ], ids=["forest", "gbdt", "xgb"])
 def test_fit_peak_is_a_few_copies_of_the_data(est):
     # X as float32 is 6 MB. The fit holds a transposed copy, the int32 orders, the root's

@@ -258,8 +258,13 @@ def test_numeric_features_are_refused_with_a_way_out():
     msg = str(err.value)
     assert "categorical_features" in msg and "--categorical" in msg and "--ignore" in msg
     assert "c45" in msg and "cart" in msg
-    with pytest.raises(LearnerError, match="'x0' .*'x1' .*are numeric"):
+    # undeclared, a column of whole numbers >= 0 can only be codes; the others are refused
+    with pytest.raises(LearnerError, match=r"but 'x1' \(column 1\) is numeric"):
         ID3Classifier().fit(X, [0, 1, 0, 1])
+    with pytest.raises(LearnerError, match="'x0' .*'x1' .*are numeric"):
+        ID3Classifier().fit(X, [0, 1, 0, 1], categorical_features=[])
+    est = ID3Classifier().fit(X[:, :1], [0, 1, 0, 1])
+    assert est.model_.features[0].kind == "categorical" and list(est.predict(X[:, :1])) == [0, 1, 0, 1]
 
 
 @pytest.mark.parametrize("params,word", [

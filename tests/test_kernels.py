@@ -25,7 +25,7 @@ from rulegen.learn.histogram import HistogramSplitFinder, _left_sums
 from rulegen.learn.histogram_scan import SplitParams
 from rulegen.learn.lgbm import LightGBMStyleClassifier, LightGBMStyleRegressor
 from rulegen.learn.newton import NewtonSplitFinder
-from rulegen.learn.xgb import NewtonBoostingClassifier, NewtonBoostingRegressor
+from rulegen.learn.xgb import XGBoostStyleClassifier, XGBoostStyleRegressor
 
 pytest.importorskip("numba")
 
@@ -279,11 +279,11 @@ def test_presorted_orders_divide_in_order():
 
 
 OTHER_FITS = [
-    (NewtonBoostingRegressor, {"n_estimators": 10, "colsample_bylevel": 0.7,
+    (XGBoostStyleRegressor, {"n_estimators": 10, "colsample_bylevel": 0.7,
                                "random_state": 1}, "regression"),
-    (NewtonBoostingClassifier, {"n_estimators": 6, "reg_lambda": 0.0,
+    (XGBoostStyleClassifier, {"n_estimators": 6, "reg_lambda": 0.0,
                                 "min_child_weight": 0.0}, "binary"),
-    (NewtonBoostingClassifier, {"n_estimators": 4, "max_depth": 4}, "multiclass"),
+    (XGBoostStyleClassifier, {"n_estimators": 4, "max_depth": 4}, "multiclass"),
     (RandomForestClassifier, {"n_estimators": 5, "random_state": 2}, "binary"),
     (GradientBoostingRegressor, {"n_estimators": 8, "random_state": 0}, "regression"),
 ]
@@ -304,10 +304,10 @@ def test_other_ensembles_are_the_same_with_and_without_the_kernels(cls, kw, kind
 def test_learners_without_kernels_never_load_numba():
     """numba costs ~0.2 s and ~60 MB to import: a CART tree or a forest must not pay it."""
     code = ("import sys, numpy as np\n"
-            "from rulegen.learn.cart import DecisionTreeClassifier\n"
+            "from rulegen.learn.cart import CARTClassifier\n"
             "from rulegen.learn.forest import RandomForestRegressor\n"
             "X = np.random.default_rng(0).normal(size=(80, 3))\n"
-            "DecisionTreeClassifier().fit(X, X[:, 0] > 0)\n"
+            "CARTClassifier().fit(X, X[:, 0] > 0)\n"
             "RandomForestRegressor(n_estimators=3).fit(X, X[:, 1])\n"
             "print('numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -247,5 +247,6 @@ def test_dataframe_columns_are_read_by_name(name):
     assert np.array_equal(est.predict_proba(shuffled), want)
     assert list(est.predict(shuffled)) == list(est.predict(df))
     assert np.array_equal(est.predict_proba(df.to_numpy()), want)  # an array: by position
-    with pytest.raises(Exception, match=r"missing 'b'.*pass the columns"):
+    with pytest.raises(ValueError, match=r"(?s)unseen at fit time:\n- d\n.*yet now missing:\n- b\n"
+                                         r".*pass the columns"):
         est.predict(df.drop(columns="b").assign(d=0.0))

@@ -17,8 +17,8 @@ from rulegen.importers.sklearn import from_sklearn
 from rulegen.ir import evaluate
 from rulegen.ir.nodes import DefaultChild, Leaf, NumericTest, Split, Tree
 from rulegen.learn import (
-    DecisionTreeClassifier,
-    DecisionTreeRegressor,
+    CARTClassifier,
+    CARTRegressor,
     pruning_cv,
 )
 from rulegen.learn.pruning import (
@@ -28,7 +28,7 @@ from rulegen.learn.pruning import (
 )
 from rulegen.learn.pruning_cv import choose_alpha_cv, select_alpha
 
-# scikit-learn 1.9.1, DecisionTreeClassifier(random_state=0) on breast_cancer's
+# scikit-learn 1.9.1, CARTClassifier(random_state=0) on breast_cancer's
 # train_test_split(random_state=0) training part (docs: /work/shared/DESIGN.md section 6)
 LAST_ALPHA = 0.3272984419327777
 # rulegen visits features in its own random order; with this seed every split of the tree
@@ -127,7 +127,7 @@ def test_tied_weakest_links_prune_in_sklearns_order():
 def test_our_learned_tree_path_and_ccp_alpha_match_sklearn(cancer, sk_cancer):
     Xtr, Xte, ytr, yte = cancer
     ref_path = sk_cancer.cost_complexity_pruning_path(Xtr, ytr)
-    est = DecisionTreeClassifier(random_state=MATCHING_SEED).fit(Xtr, ytr)
+    est = CARTClassifier(random_state=MATCHING_SEED).fit(Xtr, ytr)
     matched, ties = compare_trees(est, sk_cancer, Xtr, ytr, allow_ties=True)
     assert ties == 0 and matched == sk_cancer.tree_.node_count  # the very same tree
     path = est.cost_complexity_pruning_path(Xtr, ytr)
@@ -136,7 +136,7 @@ def test_our_learned_tree_path_and_ccp_alpha_match_sklearn(cancer, sk_cancer):
     assert np.array_equal(path.ccp_alphas, ref_path.ccp_alphas)
     assert np.mean(est.predict(Xte) == yte) == pytest.approx(0.8811, abs=1e-4)
     for a in ref_path.ccp_alphas:
-        ours = DecisionTreeClassifier(random_state=MATCHING_SEED, ccp_alpha=a).fit(Xtr, ytr)
+        ours = CARTClassifier(random_state=MATCHING_SEED, ccp_alpha=a).fit(Xtr, ytr)
         ref = sktree.DecisionTreeClassifier(random_state=0, ccp_alpha=a).fit(Xtr, ytr)
         assert len(ours.model_.trees[0].nodes) == ref.tree_.node_count
         assert compare_trees(ours, ref, Xtr, ytr) == (ref.tree_.node_count, 0)
@@ -145,11 +145,11 @@ def test_our_learned_tree_path_and_ccp_alpha_match_sklearn(cancer, sk_cancer):
     # the reference case: the path's ninth alpha, 0.01144366..., leaves 9 nodes
     a9 = ref_path.ccp_alphas[8]
     assert a9 == pytest.approx(0.01144366, abs=1e-8)
-    est9 = DecisionTreeClassifier(random_state=MATCHING_SEED, ccp_alpha=a9).fit(Xtr, ytr)
+    est9 = CARTClassifier(random_state=MATCHING_SEED, ccp_alpha=a9).fit(Xtr, ytr)
     assert len(est9.model_.trees[0].nodes) == 9
     assert np.mean(est9.predict(Xte) == yte) == pytest.approx(0.9371, abs=1e-4)
     # the rounded value 0.01144366 sits just below that alpha: that link stays (as in sklearn)
-    est11 = DecisionTreeClassifier(random_state=MATCHING_SEED, ccp_alpha=0.01144366).fit(Xtr, ytr)
+    est11 = CARTClassifier(random_state=MATCHING_SEED, ccp_alpha=0.01144366).fit(Xtr, ytr)
     ref11 = sktree.DecisionTreeClassifier(random_state=0, ccp_alpha=0.01144366).fit(Xtr, ytr)
     assert len(est11.model_.trees[0].nodes) == ref11.tree_.node_count == 11
 
@@ -161,7 +161,7 @@ def test_path_is_sklearns_for_every_seed_despite_ties(cancer, sk_cancer):
     ref = sk_cancer.cost_complexity_pruning_path(Xtr, ytr)
     tied = 0
     for seed in range(6):
-        est = DecisionTreeClassifier(random_state=seed).fit(Xtr, ytr)
+        est = CARTClassifier(random_state=seed).fit(Xtr, ytr)
         tied += compare_trees(est, sk_cancer, Xtr, ytr, allow_ties=True)[1] > 0
         path = cost_complexity_pruning_path(est)
         assert np.array_equal(path.ccp_alphas, ref.ccp_alphas)
@@ -173,7 +173,7 @@ def test_regressor_ccp_alpha_matches_sklearn():
     X, y = load_diabetes(return_X_y=True)
     kw = {"random_state": 0, "max_leaf_nodes": 25}
     ref = sktree.DecisionTreeRegressor(**kw).fit(X, y)
-    est = DecisionTreeRegressor(**kw).fit(X, y)
+    est = CARTRegressor(**kw).fit(X, y)
     assert compare_trees(est, ref, X, y) == (ref.tree_.node_count, 0)
     path, ref_path = est.cost_complexity_pruning_path(X, y), ref.cost_complexity_pruning_path(X, y)
     # two-pass variance (rulegen) vs one-pass (sklearn): equal to rounding
@@ -181,7 +181,7 @@ def test_regressor_ccp_alpha_matches_sklearn():
     for a in ref_path.ccp_alphas[1::3]:
         # a hair above the alpha, so rounding cannot decide whether that link goes
         a = a * (1 + 1e-9)
-        ours = DecisionTreeRegressor(**kw, ccp_alpha=a).fit(X, y)
+        ours = CARTRegressor(**kw, ccp_alpha=a).fit(X, y)
         sk = sktree.DecisionTreeRegressor(**kw, ccp_alpha=a).fit(X, y)
         assert len(ours.model_.trees[0].nodes) == sk.tree_.node_count
         # pruned splits became leaves holding the node mean the estimator kept
@@ -191,7 +191,7 @@ def test_regressor_ccp_alpha_matches_sklearn():
 
 def test_prune_semantics_and_errors(cancer):
     Xtr, _, ytr, _ = cancer
-    est = DecisionTreeClassifier(random_state=0).fit(Xtr, ytr)
+    est = CARTClassifier(random_state=0).fit(Xtr, ytr)
     model = est.model_
     assert prune(model, 0.0) is not None and prune(model, 0.0).trees == model.trees
     root_only = prune(model, LAST_ALPHA)
@@ -214,7 +214,7 @@ def test_prune_semantics_and_errors(cancer):
     with pytest.raises(LearnerError, match="single tree"):
         prune(irfixtures.forest(), 0.1)
     with pytest.raises(LearnerError, match="ccp_alpha"):
-        DecisionTreeClassifier(ccp_alpha=-0.5).fit(Xtr, ytr)
+        CARTClassifier(ccp_alpha=-0.5).fit(Xtr, ytr)
 
 
 def chain_tree(depth: int) -> Tree:
@@ -262,7 +262,7 @@ def test_reduced_error_never_worse_and_shrinks_noisy_trees():
         rng = np.random.default_rng(seed)
         noisy = np.where(rng.random(len(y)) < 0.2, 1 - y, y)  # 20% label noise
         Xa, Xv, ya, yv = train_test_split(X, noisy, random_state=seed)
-        est = DecisionTreeClassifier(random_state=seed).fit(Xa, ya)
+        est = CARTClassifier(random_state=seed).fit(Xa, ya)
         pruned = reduced_error_prune(est, Xv, yv)
         assert _error(pruned, Xv, yv) <= _error(est.model_, Xv, yv)
         shrink.append(len(pruned.trees[0].nodes) / len(est.model_.trees[0].nodes))
@@ -275,7 +275,7 @@ def test_reduced_error_never_worse_and_shrinks_noisy_trees():
 def test_reduced_error_regression_and_weights():
     X, y = load_diabetes(return_X_y=True)
     Xa, Xv, ya, yv = train_test_split(X, y, random_state=0)
-    est = DecisionTreeRegressor(random_state=0, min_samples_leaf=2).fit(Xa, ya)
+    est = CARTRegressor(random_state=0, min_samples_leaf=2).fit(Xa, ya)
     pruned = reduced_error_prune(est, Xv, yv)  # the estimator supplies its node means
     assert _error(pruned, Xv, yv) <= _error(est.model_, Xv, yv) * (1 + 1e-12)
     assert len(pruned.trees[0].nodes) < len(est.model_.trees[0].nodes) / 3
@@ -329,7 +329,7 @@ def test_reduced_error_on_a_2500_deep_chain():
     n = 2501  # alternating labels: every split peels one row, depth 2500
     X = np.arange(n, dtype=float).reshape(-1, 1)
     y = np.arange(n) % 2
-    est = DecisionTreeClassifier().fit(X, y)
+    est = CARTClassifier().fit(X, y)
     assert est.get_depth() == 2500
     yv = y.copy()
     yv[1500:] = 0  # the validation set says: beyond row 1500 everything is class 0
@@ -358,10 +358,10 @@ def test_cv_finds_the_one_real_split():
     X = np.column_stack([rng.random(n), rng.random(n)])
     y = (X[:, 0] > 0.5).astype(int)
     y = np.where(rng.random(n) < 0.12, 1 - y, y)
-    est = DecisionTreeClassifier(random_state=0)
+    est = CARTClassifier(random_state=0)
     for one_se in (False, True):
         search = choose_alpha_cv(est, X, y, cv=10, one_se=one_se, random_state=0)
-        chosen = DecisionTreeClassifier(random_state=0, ccp_alpha=search.alpha).fit(X, y)
+        chosen = CARTClassifier(random_state=0, ccp_alpha=search.alpha).fit(X, y)
         assert chosen.get_n_leaves() == search.n_leaves[search.index] == 2
         root = chosen.model_.trees[0].nodes[0]
         assert root.test.feature == 0 and abs(root.test.threshold - 0.5) < 0.05
@@ -370,22 +370,22 @@ def test_cv_finds_the_one_real_split():
 
 def test_cv_deterministic_one_se_smaller_and_consistent(cancer):
     Xtr, _, ytr, _ = cancer
-    est = DecisionTreeClassifier(random_state=0)
+    est = CARTClassifier(random_state=0)
     a = choose_alpha_cv(est, Xtr, ytr, cv=5, random_state=3)
     b = choose_alpha_cv(est, Xtr, ytr, cv=5, random_state=3)
     assert a.alpha == b.alpha and np.array_equal(a.cv_error, b.cv_error)
     assert np.array_equal(a.ccp_alphas, np.unique(cost_complexity_pruning_path(
-        DecisionTreeClassifier(random_state=0).fit(Xtr, ytr)).ccp_alphas))
+        CARTClassifier(random_state=0).fit(Xtr, ytr)).ccp_alphas))
     one = choose_alpha_cv(est, Xtr, ytr, cv=5, one_se=True, random_state=3)
     assert one.best_index == a.index <= one.index
     assert one.cv_error[one.index] <= a.cv_error[a.index] + a.cv_se[a.index]
-    big = DecisionTreeClassifier(random_state=0, ccp_alpha=a.alpha).fit(Xtr, ytr)
-    small = DecisionTreeClassifier(random_state=0, ccp_alpha=one.alpha).fit(Xtr, ytr)
+    big = CARTClassifier(random_state=0, ccp_alpha=a.alpha).fit(Xtr, ytr)
+    small = CARTClassifier(random_state=0, ccp_alpha=one.alpha).fit(Xtr, ytr)
     assert small.get_n_leaves() <= big.get_n_leaves()
     assert (big.get_n_leaves(), small.get_n_leaves()) == (a.n_leaves[a.index], one.n_leaves[one.index])
     # the estimator's own ccp_alpha="cv" makes the same choice from the same seed
-    auto = DecisionTreeClassifier(random_state=3, ccp_alpha="cv", cv_folds=5, one_se_rule=True)
-    search = choose_alpha_cv(DecisionTreeClassifier(random_state=3), Xtr, ytr, cv=5,
+    auto = CARTClassifier(random_state=3, ccp_alpha="cv", cv_folds=5, one_se_rule=True)
+    search = choose_alpha_cv(CARTClassifier(random_state=3), Xtr, ytr, cv=5,
                              one_se=True, random_state=3)
     auto.fit(Xtr, ytr)
     assert auto.ccp_alpha_ == search.alpha and auto.get_n_leaves() == search.n_leaves[search.index]
@@ -396,12 +396,12 @@ def test_cv_losses_equal_pruning_and_evaluating(cancer):
     probe and predicting with the evaluator."""
     Xtr, _, ytr, _ = cancer
     fold_train, fold_test = np.arange(len(ytr)) % 4 != 0, np.arange(len(ytr)) % 4 == 0
-    for est, y in ((DecisionTreeClassifier(random_state=0), ytr),
-                   (DecisionTreeRegressor(random_state=0, max_depth=6), Xtr[:, 0] * 2.0)):
+    for est, y in ((CARTClassifier(random_state=0), ytr),
+                   (CARTRegressor(random_state=0, max_depth=6), Xtr[:, 0] * 2.0)):
         est.fit(Xtr[fold_train], y[fold_train])
         path = cost_complexity_pruning_path(est)
         probes = np.append(path.ccp_alphas[:-1] * 1.5, np.inf)
-        clf = isinstance(est, DecisionTreeClassifier)
+        clf = isinstance(est, CARTClassifier)
         yt = y[fold_test] if clf else y[fold_test].reshape(-1, 1)
         got = pruning_cv._fold_losses(est, probes, Xtr[fold_test], yt, clf)
         for j, a in enumerate(probes):
@@ -415,15 +415,15 @@ def test_cv_losses_equal_pruning_and_evaluating(cancer):
 
 def test_cv_regressor_and_errors():
     X, y = load_diabetes(return_X_y=True)
-    est = DecisionTreeRegressor(random_state=0, min_samples_leaf=5, ccp_alpha="cv", cv_folds=4,
+    est = CARTRegressor(random_state=0, min_samples_leaf=5, ccp_alpha="cv", cv_folds=4,
                                 one_se_rule=True).fit(X[:200], y[:200])
     res = est.cv_results_
     assert res.one_se and res.index >= res.best_index
     assert est.get_n_leaves() == res.n_leaves[res.index] < res.n_leaves[0]
     with pytest.raises(LearnerError, match="cv"):
-        choose_alpha_cv(DecisionTreeRegressor(), X[:20], y[:20], cv=1)
+        choose_alpha_cv(CARTRegressor(), X[:20], y[:20], cv=1)
     with pytest.raises(LearnerError, match="cv_folds"):
-        DecisionTreeRegressor(ccp_alpha="cv", cv_folds=50).fit(X[:20], y[:20])
+        CARTRegressor(ccp_alpha="cv", cv_folds=50).fit(X[:20], y[:20])
 
 
 # --- every pruned tree compiles exactly ------------------------------------------------------------
@@ -431,12 +431,12 @@ def test_cv_regressor_and_errors():
 
 def test_pruned_trees_compile_exactly(cancer):
     Xtr, Xte, ytr, _ = cancer
-    ccp = DecisionTreeClassifier(random_state=0, ccp_alpha=0.005).fit(Xtr, ytr)
+    ccp = CARTClassifier(random_state=0, ccp_alpha=0.005).fit(Xtr, ytr)
     assert 3 < ccp.get_n_leaves() < 16
     assert_targets_exact(ccp.model_, Xte[:40])
     Xa, Xv, ya, yv = train_test_split(Xtr, ytr, random_state=1)
-    rep = reduced_error_prune(DecisionTreeClassifier(random_state=0).fit(Xa, ya), Xv, yv)
+    rep = reduced_error_prune(CARTClassifier(random_state=0).fit(Xa, ya), Xv, yv)
     assert_targets_exact(rep, Xte[:40])
     X, y = load_diabetes(return_X_y=True)
-    reg = DecisionTreeRegressor(random_state=0, max_depth=6, ccp_alpha=50.0).fit(X, y)
+    reg = CARTRegressor(random_state=0, max_depth=6, ccp_alpha=50.0).fit(X, y)
     assert_targets_exact(reg.model_, X[:40])

@@ -431,7 +431,7 @@ def test_estimator_api():
     assert est.set_params(max_depth=3) is est and est.max_depth == 3
     with pytest.raises(LearnerError, match="no parameter"):
         est.set_params(criterion="gini")
-    with pytest.raises(LearnerError, match="sample_weight"):
+    with pytest.raises(TypeError, match="sample_weight"):  # no such parameter: rows are counted
         est.fit([[0.0], [1.0]], [0, 1], sample_weight=[1, 1])
     with pytest.raises(LearnerError, match="not a category code"):
         est.fit([[0.0], [3.0000001]], [0, 1], categorical_features=[0])

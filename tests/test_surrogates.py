@@ -23,7 +23,7 @@ from rulegen.ir.nodes import (
     Surrogate,
     Surrogates,
 )
-from rulegen.learn import DecisionTreeClassifier, DecisionTreeRegressor
+from rulegen.learn import CARTClassifier, CARTRegressor
 from rulegen.learn.pruning import _route
 
 
@@ -43,7 +43,7 @@ def tiny():
 
 def test_agreements_by_hand():
     X, y = tiny()
-    est = DecisionTreeClassifier(max_depth=1, missing="surrogate").fit(X, y, categorical_features=[4])
+    est = CARTClassifier(max_depth=1, missing="surrogate").fit(X, y, categorical_features=[4])
     root = est.model_.trees[0].nodes[0]
     assert root.test == NumericTest(0, "<=", 6.5, "float32")
     # x1 <= 5.5 sends rows 0-5 left and 6-9 right: only row 6 disagrees, 9/10.
@@ -56,10 +56,10 @@ def test_agreements_by_hand():
         Surrogate(NumericTest(1, "<=", 5.5, "float32"), 0, 0.9),
         Surrogate(NumericTest(2, "<=", 2.5, "float32"), 1, 1.0),
         Surrogate(CategoricalTest(4, (2,)), 1, 0.8)), 0)
-    top2 = DecisionTreeClassifier(max_depth=1, missing="surrogate", max_surrogates=2)
+    top2 = CARTClassifier(max_depth=1, missing="surrogate", max_surrogates=2)
     assert top2.fit(X, y, categorical_features=[4]).model_.trees[0].nodes[0].missing == Surrogates(
         root.missing.surrogates[:2], 0)
-    none = DecisionTreeClassifier(max_depth=1, missing="surrogate", max_surrogates=0)
+    none = CARTClassifier(max_depth=1, missing="surrogate", max_surrogates=0)
     assert none.fit(X, y, categorical_features=[4]).model_.trees[0].nodes[0].missing == DefaultChild(0)
     # prediction: the first surrogate whose feature is present decides, else the default
     nan = math.nan
@@ -80,7 +80,7 @@ def test_primary_split_scored_on_present_rows():
     fair = y + rng.uniform(-0.3, 0.3, n)
     fair[[3, 12]] = 1 - y[[3, 12]]
     X = np.column_stack([fair, good])
-    est = DecisionTreeClassifier(max_depth=1, missing="surrogate").fit(X, y)
+    est = CARTClassifier(max_depth=1, missing="surrogate").fit(X, y)
     root, left, right = est.model_.trees[0].nodes
     assert root.test.feature == 1
     # gain on present rows = 0.5 * 18/20 = 0.45 > fair's 0.5 - 20/20 * 0.18 = 0.32; the two
@@ -149,11 +149,11 @@ def test_training_with_missing_values_routes_rows_as_the_ir():
     X = X0.copy()
     X[rng.random(X.shape) < 0.15] = np.nan
     w = rng.uniform(0.5, 2.0, len(y))
-    est = DecisionTreeClassifier(random_state=0, missing="surrogate").fit(X, y, sample_weight=w)
+    est = CARTClassifier(random_state=0, missing="surrogate").fit(X, y, sample_weight=w)
     assert check_surrogate_tree(est.model_, X, w) > 20
-    reg = DecisionTreeRegressor(random_state=0, missing="surrogate", max_depth=6).fit(X, X0[:, 0])
+    reg = CARTRegressor(random_state=0, missing="surrogate", max_depth=6).fit(X, X0[:, 0])
     assert check_surrogate_tree(reg.model_, X) > 10
-    rnd = DecisionTreeClassifier(random_state=0, missing="surrogate", splitter="random").fit(X, y)
+    rnd = CARTClassifier(random_state=0, missing="surrogate", splitter="random").fit(X, y)
     assert check_surrogate_tree(rnd.model_, X) > 10
 
 
@@ -161,8 +161,8 @@ def test_no_missing_in_training_means_the_same_splits():
     """Without missing training values the search is missing="learned"'s; only the
     missing rules differ, and the default child is the one learned mode picks."""
     X, y = load_breast_cancer(return_X_y=True)
-    sur = DecisionTreeClassifier(random_state=0, missing="surrogate").fit(X, y).model_.trees[0].nodes
-    ref = DecisionTreeClassifier(random_state=0).fit(X, y).model_.trees[0].nodes
+    sur = CARTClassifier(random_state=0, missing="surrogate").fit(X, y).model_.trees[0].nodes
+    ref = CARTClassifier(random_state=0).fit(X, y).model_.trees[0].nodes
     assert len(sur) == len(ref)
     for a, b in zip(sur, ref):
         if isinstance(b, Leaf):
@@ -181,8 +181,8 @@ def test_surrogates_beat_the_majority_child_on_held_out_missing_values():
     gains = []
     for split_seed in range(3):
         Xtr, Xte, ytr, yte = train_test_split(X, y, random_state=split_seed)
-        sur = DecisionTreeClassifier(random_state=0, missing="surrogate").fit(Xtr, ytr)
-        maj = DecisionTreeClassifier(random_state=0).fit(Xtr, ytr)  # same tree, majority child
+        sur = CARTClassifier(random_state=0, missing="surrogate").fit(Xtr, ytr)
+        maj = CARTClassifier(random_state=0).fit(Xtr, ytr)  # same tree, majority child
         assert np.array_equal(sur.predict(Xte), maj.predict(Xte))
         acc_s, acc_m = [], []
         for nan_seed in range(5):
@@ -211,7 +211,7 @@ def categorical_data(seed=0, n=300):
 
 def test_categorical_surrogates_and_every_target():
     X, y = categorical_data()
-    est = DecisionTreeClassifier(random_state=0, missing="surrogate", max_depth=4)
+    est = CARTClassifier(random_state=0, missing="surrogate", max_depth=4)
     est.fit(X, y, categorical_features=[1, 2])
     model = est.model_
     kinds = {type(s.test) for nd in model.trees[0].nodes if isinstance(nd, Split)
@@ -229,11 +229,11 @@ def test_surrogate_models_compile_exactly():
     rng = np.random.default_rng(4)
     Xn = X.copy()
     Xn[rng.random(X.shape) < 0.1] = np.nan
-    clf = DecisionTreeClassifier(random_state=0, missing="surrogate", max_depth=5).fit(Xn, y)
+    clf = CARTClassifier(random_state=0, missing="surrogate", max_depth=5).fit(Xn, y)
     rows = X[:40].copy()
     rows[rng.random(rows.shape) < 0.5] = np.nan  # often several surrogates deep
     assert_targets_exact(clf.model_, rows)
-    reg = DecisionTreeRegressor(random_state=0, missing="surrogate", max_depth=4,
+    reg = CARTRegressor(random_state=0, missing="surrogate", max_depth=4,
                                 ccp_alpha=0.002).fit(Xn, y.astype(float))
     assert_targets_exact(reg.model_, rows)
 
@@ -241,9 +241,9 @@ def test_surrogate_models_compile_exactly():
 def test_parameters_are_checked():
     X, y = tiny()
     with pytest.raises(LearnerError, match="missing"):
-        DecisionTreeClassifier(missing="impute").fit(X, y)
+        CARTClassifier(missing="impute").fit(X, y)
     with pytest.raises(LearnerError, match="max_surrogates"):
-        DecisionTreeClassifier(missing="surrogate", max_surrogates=-1).fit(X, y)
-    model = DecisionTreeClassifier(max_depth=1, missing="surrogate").fit(X, y).model_
+        CARTClassifier(missing="surrogate", max_surrogates=-1).fit(X, y)
+    model = CARTClassifier(max_depth=1, missing="surrogate").fit(X, y).model_
     assert dict(model.provenance.params)["missing"] == "surrogate"
     assert evaluate.predict(model, np.full((1, 5), np.nan))[0] == 0  # all missing: majority

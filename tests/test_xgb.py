@@ -19,7 +19,7 @@ from rulegen.errors import LearnerError
 from rulegen.ir import evaluate, serialize
 from rulegen.ir.nodes import CategoricalTest, Leaf, Split
 from rulegen.learn.newton import leaf_weight, quantile_bins, split_gain
-from rulegen.learn.xgb import NewtonBoostingClassifier, NewtonBoostingRegressor
+from rulegen.learn.xgb import XGBoostStyleClassifier, XGBoostStyleRegressor
 
 ONE_TREE = {"n_estimators": 1, "learning_rate": 1.0, "base_score": 0.0}
 
@@ -63,16 +63,16 @@ def test_leaf_weight_and_gain_formulas():
 def test_one_split_by_hand_and_gamma_prunes_it():
     X = np.array([[1.0], [2.0], [3.0], [4.0]])
     y = np.array([2.0, 1.0, -1.0, -2.0])  # g = f - y = -y, h = 1
-    est = NewtonBoostingRegressor(max_depth=1, **ONE_TREE).fit(X, y)
+    est = XGBoostStyleRegressor(max_depth=1, **ONE_TREE).fit(X, y)
     (root,) = splits(est.model_)
     assert (root.test.op, root.test.threshold) in (("<=", 2.5), ("<", 2.5))
     assert leaves(est.model_) == [1.0, -1.0]  # -G/(H+l) = 3/3 and -3/3
     # the split's gain is exactly 3: gamma below keeps it, above prunes it
-    assert len(splits(NewtonBoostingRegressor(max_depth=1, gamma=2.99, **ONE_TREE).fit(X, y).model_)) == 1
-    pruned = NewtonBoostingRegressor(max_depth=1, gamma=3.01, **ONE_TREE).fit(X, y).model_
+    assert len(splits(XGBoostStyleRegressor(max_depth=1, gamma=2.99, **ONE_TREE).fit(X, y).model_)) == 1
+    pruned = XGBoostStyleRegressor(max_depth=1, gamma=3.01, **ONE_TREE).fit(X, y).model_
     assert splits(pruned) == [] and leaves(pruned) == [0.0]
     # learning rate scales the stored leaves
-    est = NewtonBoostingRegressor(max_depth=1, n_estimators=1, learning_rate=0.3, base_score=0.0)
+    est = XGBoostStyleRegressor(max_depth=1, n_estimators=1, learning_rate=0.3, base_score=0.0)
     assert leaves(est.fit(X, y).model_) == [0.3 * 1.0, 0.3 * -1.0]
 
 
@@ -80,12 +80,12 @@ def test_min_child_weight_blocks_the_best_split():
     X = np.arange(1.0, 6.0)[:, None]
     y = np.array([4.0, -1.0, -1.0, -1.0, -1.0])  # g = -y
     # 1|4: 1/2 [16/2 + 16/5] = 5.6 beats 2|3: 1/2 [9/3 + 9/4] = 2.625, but HL = 1
-    free = NewtonBoostingRegressor(max_depth=1, min_child_weight=1.0, **ONE_TREE).fit(X, y)
+    free = XGBoostStyleRegressor(max_depth=1, min_child_weight=1.0, **ONE_TREE).fit(X, y)
     assert splits(free.model_)[0].test.threshold == pytest.approx(1.5)
-    blocked = NewtonBoostingRegressor(max_depth=1, min_child_weight=1.5, **ONE_TREE).fit(X, y)
+    blocked = XGBoostStyleRegressor(max_depth=1, min_child_weight=1.5, **ONE_TREE).fit(X, y)
     assert splits(blocked.model_)[0].test.threshold == pytest.approx(2.5)
     assert leaves(blocked.model_) == [1.0, -0.75]  # G = -4+1 over H = 2; G = 3 over H = 3
-    none = NewtonBoostingRegressor(max_depth=1, min_child_weight=2.5, **ONE_TREE).fit(X, y)
+    none = XGBoostStyleRegressor(max_depth=1, min_child_weight=2.5, **ONE_TREE).fit(X, y)
     assert splits(none.model_) == []
 
 
@@ -94,19 +94,19 @@ def test_gamma_pruning_is_bottom_up():
     y = np.array([1.0, -1.0, -1.0, 1.0])  # g = [-1, 1, 1, -1]
     # root: 1|3 gains 1/2 [1/2 + 1/4 - 0] = 0.375; its right child {2,3,4} (G=1, H=3) splits
     # {2,3}|{4}: 1/2 [4/3 + 1/2 - 1/4] = 0.7916...
-    full = NewtonBoostingRegressor(max_depth=2, **ONE_TREE).fit(X, y).model_
+    full = XGBoostStyleRegressor(max_depth=2, **ONE_TREE).fit(X, y).model_
     assert len(splits(full)) == 2
     # gamma 0.5: the root's own gain is negative, but its child's is not: XGBoost keeps both
-    kept = NewtonBoostingRegressor(max_depth=2, gamma=0.5, **ONE_TREE).fit(X, y).model_
+    kept = XGBoostStyleRegressor(max_depth=2, gamma=0.5, **ONE_TREE).fit(X, y).model_
     assert len(splits(kept)) == 2
     # gamma 0.8 prunes the child, which leaves the root with two leaves and a negative gain
-    gone = NewtonBoostingRegressor(max_depth=2, gamma=0.8, **ONE_TREE).fit(X, y).model_
+    gone = XGBoostStyleRegressor(max_depth=2, gamma=0.8, **ONE_TREE).fit(X, y).model_
     assert splits(gone) == [] and leaves(gone) == [0.0]
 
 
 def test_missing_values_learn_their_direction(with_missing):
     X, y = with_missing
-    est = NewtonBoostingRegressor(max_depth=1, **ONE_TREE).fit(X, y)
+    est = XGBoostStyleRegressor(max_depth=1, **ONE_TREE).fit(X, y)
     (root,) = splits(est.model_)
     assert root.test.feature == 0
     # missing x0 has high y: it joins the high side (x0 > t, child 1)
@@ -114,9 +114,9 @@ def test_missing_values_learn_their_direction(with_missing):
     # all present rows left, missing right, when only missingness matters
     Xm = np.array([[1.0], [2.0], [np.nan], [3.0], [np.nan]])
     ym = np.array([0.0, 0.0, 5.0, 0.0, 5.0])
-    (root,) = splits(NewtonBoostingRegressor(max_depth=1, **ONE_TREE).fit(Xm, ym).model_)
+    (root,) = splits(XGBoostStyleRegressor(max_depth=1, **ONE_TREE).fit(Xm, ym).model_)
     assert root.test.threshold in (np.inf, -np.inf)
-    assert evaluate.raw_scores(NewtonBoostingRegressor(max_depth=1, **ONE_TREE).fit(Xm, ym).model_,
+    assert evaluate.raw_scores(XGBoostStyleRegressor(max_depth=1, **ONE_TREE).fit(Xm, ym).model_,
                                [[np.nan], [7.0]])[:, 0].tolist() == [10 / 3, 0.0]
 
 
@@ -126,7 +126,7 @@ def test_missing_values_learn_their_direction(with_missing):
 @pytest.mark.parametrize("depth", [1, 3])
 def test_one_round_matches_xgboost_exact(with_missing, depth):
     X, y = with_missing
-    ours = NewtonBoostingRegressor(n_estimators=1, max_depth=depth).fit(X, y)
+    ours = XGBoostStyleRegressor(n_estimators=1, max_depth=depth).fit(X, y)
     ref = xgb.XGBRegressor(n_estimators=1, max_depth=depth, tree_method="exact", n_jobs=1).fit(X, y)
     assert ours.model_.base_score[0] == pytest.approx(float(np.mean(y)), rel=1e-15)
     assert np.abs(evaluate.raw_scores(ours.model_, X)[:, 0] - margin(ref, X)).max() < 1e-6
@@ -138,7 +138,7 @@ def test_one_round_matches_xgboost_exact(with_missing, depth):
         got = [float(t.split("=")[1].split(",")[0]) for t in dump.split("leaf")[1:]]
         assert leaves(ours.model_) == pytest.approx(got, rel=1e-6)
     yb = (y > 1).astype(int)
-    ours = NewtonBoostingClassifier(n_estimators=1, max_depth=depth).fit(X, yb)
+    ours = XGBoostStyleClassifier(n_estimators=1, max_depth=depth).fit(X, yb)
     ref = xgb.XGBClassifier(n_estimators=1, max_depth=depth, tree_method="exact", n_jobs=1).fit(X, yb)
     assert np.abs(evaluate.raw_scores(ours.model_, X)[:, 0] - margin(ref, X)).max() < 1e-6
 
@@ -146,7 +146,7 @@ def test_one_round_matches_xgboost_exact(with_missing, depth):
 def test_multiclass_rounds_match_xgboost():
     X, y = make_classification(n_samples=400, n_features=6, n_informative=4, n_classes=3,
                                random_state=0)
-    ours = NewtonBoostingClassifier(n_estimators=5, max_depth=1).fit(X, y)
+    ours = XGBoostStyleClassifier(n_estimators=5, max_depth=1).fit(X, y)
     ref = xgb.XGBClassifier(n_estimators=5, max_depth=1, tree_method="exact", n_jobs=1).fit(X, y)
     # base_score is XGBoost 3's symmetric log-prior; softmax hessian 2 p (1 - p); trained
     # without missing values, both send them left
@@ -160,7 +160,7 @@ def test_multiclass_rounds_match_xgboost():
 def test_xgboost_gamma_is_twice_the_notes():
     X, y = make_friedman1(n_samples=300, random_state=2)
     for gamma in (2.0, 20.0):
-        ours = NewtonBoostingRegressor(n_estimators=3, max_depth=4, gamma=gamma).fit(X, y)
+        ours = XGBoostStyleRegressor(n_estimators=3, max_depth=4, gamma=gamma).fit(X, y)
         ref = xgb.XGBRegressor(n_estimators=3, max_depth=4, gamma=2 * gamma,
                                tree_method="exact", n_jobs=1).fit(X, y)
         n_ref = sum(d.count("leaf=") for d in ref.get_booster().get_dump())
@@ -170,7 +170,7 @@ def test_xgboost_gamma_is_twice_the_notes():
 
 def test_min_child_weight_matches_xgboost():
     X, y = load_breast_cancer(return_X_y=True)
-    ours = NewtonBoostingClassifier(n_estimators=3, max_depth=4, min_child_weight=5).fit(X, y)
+    ours = XGBoostStyleClassifier(n_estimators=3, max_depth=4, min_child_weight=5).fit(X, y)
     ref = xgb.XGBClassifier(n_estimators=3, max_depth=4, min_child_weight=5,
                             tree_method="exact", n_jobs=1).fit(X, y)
     assert np.abs(evaluate.raw_scores(ours.model_, X)[:, 0] - margin(ref, X)).max() < 1e-5
@@ -180,7 +180,7 @@ def test_accuracy_and_rmse_close_to_xgboost():
     X, y = make_friedman1(n_samples=800, random_state=0)
     Xtr, Xte, ytr, yte = train_test_split(X, y, random_state=0)
     kw = {"n_estimators": 60, "max_depth": 4, "learning_rate": 0.3, "reg_lambda": 1.0}
-    ours = NewtonBoostingRegressor(**kw).fit(Xtr, ytr)
+    ours = XGBoostStyleRegressor(**kw).fit(Xtr, ytr)
     ref = xgb.XGBRegressor(tree_method="exact", n_jobs=1, **kw).fit(Xtr, ytr)
     r_ours = np.sqrt(np.mean((ours.predict(Xte) - yte) ** 2))
     r_ref = np.sqrt(np.mean((ref.predict(Xte) - yte) ** 2))
@@ -189,7 +189,7 @@ def test_accuracy_and_rmse_close_to_xgboost():
                  make_classification(n_samples=600, n_features=8, n_informative=5, n_classes=3,
                                      random_state=0)):
         Xtr, Xte, ytr, yte = train_test_split(X, y, random_state=0)
-        ours = NewtonBoostingClassifier(**kw).fit(Xtr, ytr)
+        ours = XGBoostStyleClassifier(**kw).fit(Xtr, ytr)
         ref = xgb.XGBClassifier(tree_method="exact", n_jobs=1, **kw).fit(Xtr, ytr)
         assert (ours.predict(Xte) == yte).mean() >= (ref.predict(Xte) == yte).mean() - 0.01
 
@@ -214,8 +214,8 @@ def test_quantile_bins_balance_the_hessian():
 
 def test_approx_uses_only_quantile_cuts_and_splits_as_exact_with_enough_bins():
     X, y = make_friedman1(n_samples=300, random_state=0)
-    exact = NewtonBoostingRegressor(n_estimators=5, max_depth=3).fit(X, y)
-    fine = NewtonBoostingRegressor(n_estimators=5, max_depth=3, tree_method="approx",
+    exact = XGBoostStyleRegressor(n_estimators=5, max_depth=3).fit(X, y)
+    fine = XGBoostStyleRegressor(n_estimators=5, max_depth=3, tree_method="approx",
                                    max_bin=1000).fit(X, y)
     # one bin per distinct value: the same partitions, so the same training scores, but cut
     # as XGBoost's histograms do, "x < next training value", where exact cuts at midpoints
@@ -224,7 +224,7 @@ def test_approx_uses_only_quantile_cuts_and_splits_as_exact_with_enough_bins():
     for t in range(len(fine.model_.trees)):
         for nd in splits(fine.model_, t):
             assert nd.test.op == "<" and np.float32(nd.test.threshold) in X32[:, nd.test.feature]
-    coarse = NewtonBoostingRegressor(n_estimators=1, max_depth=3, tree_method="approx",
+    coarse = XGBoostStyleRegressor(n_estimators=1, max_depth=3, tree_method="approx",
                                      max_bin=4, learning_rate=1.0).fit(X, y)
     root = splits(coarse.model_)[0]
     # h = 1: the root's cut sits at a quartile of its feature
@@ -237,7 +237,7 @@ def test_approx_uses_only_quantile_cuts_and_splits_as_exact_with_enough_bins():
     for seed in range(6):
         Xtr, Xte, ytr, yte = train_test_split(*make_friedman1(n_samples=1000, random_state=seed),
                                               random_state=0)
-        ours = NewtonBoostingRegressor(tree_method="approx", **kw).fit(Xtr, ytr)
+        ours = XGBoostStyleRegressor(tree_method="approx", **kw).fit(Xtr, ytr)
         ref = xgb.XGBRegressor(tree_method="approx", n_jobs=1, **kw).fit(Xtr, ytr)
         r += [np.sqrt(np.mean((m.predict(Xte) - yte) ** 2)) for m in (ours, ref)]
     assert r[0] <= 1.03 * r[1], r / 6
@@ -248,11 +248,11 @@ def test_approx_uses_only_quantile_cuts_and_splits_as_exact_with_enough_bins():
 
 def test_column_sampling_per_tree_and_level_is_seeded():
     X, y = make_friedman1(n_samples=300, n_features=8, random_state=0)
-    est = NewtonBoostingRegressor(n_estimators=10, max_depth=3, colsample_bytree=0.25,
+    est = XGBoostStyleRegressor(n_estimators=10, max_depth=3, colsample_bytree=0.25,
                                   random_state=3).fit(X, y)
     for t in est.model_.trees:
         assert len({nd.test.feature for nd in t.nodes if isinstance(nd, Split)}) <= 2
-    lvl = NewtonBoostingRegressor(n_estimators=10, max_depth=3, colsample_bylevel=0.125,
+    lvl = XGBoostStyleRegressor(n_estimators=10, max_depth=3, colsample_bylevel=0.125,
                                   random_state=3).fit(X, y)
     for t in lvl.model_.trees:  # one feature per level: the root's level uses one feature
         depth = {0: 0}
@@ -263,10 +263,10 @@ def test_column_sampling_per_tree_and_level_is_seeded():
                 for c in nd.children:
                     depth[c] = depth[i] + 1
         assert all(len(f) == 1 for f in by_level.values())
-    again = NewtonBoostingRegressor(n_estimators=10, max_depth=3, colsample_bylevel=0.125,
+    again = XGBoostStyleRegressor(n_estimators=10, max_depth=3, colsample_bylevel=0.125,
                                     random_state=3).fit(X, y)
     assert serialize.dumps(again.model_) == serialize.dumps(lvl.model_)
-    sub = [NewtonBoostingRegressor(n_estimators=4, subsample=0.5, random_state=s).fit(X, y)
+    sub = [XGBoostStyleRegressor(n_estimators=4, subsample=0.5, random_state=s).fit(X, y)
            for s in (1, 1, 2)]
     assert serialize.dumps(sub[0].model_) == serialize.dumps(sub[1].model_)
     assert serialize.dumps(sub[0].model_) != serialize.dumps(sub[2].model_)
@@ -278,7 +278,7 @@ def test_early_stopping_keeps_the_best_round():
     X = rng.normal(size=(300, 3))
     y = X[:, 0] + rng.normal(size=300)
     calls = []
-    est = NewtonBoostingRegressor(n_estimators=300, early_stopping_rounds=4, random_state=0)
+    est = XGBoostStyleRegressor(n_estimators=300, early_stopping_rounds=4, random_state=0)
     est.fit(X, y, progress=lambda d, t: calls.append(d))
     fitted = len(est.validation_score_)
     assert fitted < 300 and calls == list(range(1, fitted + 1))
@@ -292,7 +292,7 @@ def test_integer_weights_act_as_repeated_rows(with_missing):
     X, y = with_missing
     w = np.arange(len(X)) % 3
     rep = np.repeat(np.arange(len(X)), w)
-    for cls, target in ((NewtonBoostingRegressor, y), (NewtonBoostingClassifier, y > 1)):
+    for cls, target in ((XGBoostStyleRegressor, y), (XGBoostStyleClassifier, y > 1)):
         weighted = cls(n_estimators=3, max_depth=3).fit(X, target, sample_weight=w)
         repeated = cls(n_estimators=3, max_depth=3).fit(X[rep], target[rep])
         a, b = (evaluate.raw_scores(m.model_, X) for m in (weighted, repeated))
@@ -315,10 +315,10 @@ def test_compiles_exactly_with_missing_and_categories(kind):
           "random_state": 0}
     if kind in ("binary", "multiclass"):
         labels = (y > 0).astype(int) if kind == "binary" else np.digitize(y, [-0.5, 1.0])
-        est = NewtonBoostingClassifier(**kw).fit(X, labels, categorical_features=[2])
+        est = XGBoostStyleClassifier(**kw).fit(X, labels, categorical_features=[2])
     else:
         method = "approx" if kind == "approx" else "exact"
-        est = NewtonBoostingRegressor(tree_method=method, max_bin=16, **kw)
+        est = XGBoostStyleRegressor(tree_method=method, max_bin=16, **kw)
         est.fit(X, y, categorical_features=[2])
     model = est.model_
     assert model.provenance.algorithm == "xgboost_style"
@@ -337,6 +337,6 @@ def test_bad_parameters_are_one_clear_error():
     for kw in ({"tree_method": "hist"}, {"reg_lambda": -1}, {"colsample_bytree": 0},
                {"max_bin": 1}, {"learning_rate": 0}):
         with pytest.raises(LearnerError):
-            NewtonBoostingRegressor(**kw).fit(X, y)
+            XGBoostStyleRegressor(**kw).fit(X, y)
     with pytest.raises(LearnerError, match="probability"):
-        NewtonBoostingClassifier(base_score=2.0).fit(X, y > 14)
+        XGBoostStyleClassifier(base_score=2.0).fit(X, y > 14)

@@ -1,9 +1,56 @@
 """Learners that fit trees and emit the IR (:class:`rulegen.ir.nodes.Model`).
 
-``CATALOG`` (in :mod:`rulegen.learn.catalog`) lists what the CLI offers by name.
+One public name per learner, the command line's: ``--algorithm xgboost_style`` is
+``XGBoostStyleClassifier`` / ``XGBoostStyleRegressor``, ``cart`` is ``CARTClassifier`` /
+``CARTRegressor``, and so on (``CATALOG`` in :mod:`rulegen.learn.catalog` is the table).
+Every estimator is importable from here; modules load on first use, so that importing
+the package (as ``rulegen --help`` does) pays for neither scipy nor any learner.
 """
 
-from rulegen.learn.cart import DecisionTreeClassifier, DecisionTreeRegressor
-from rulegen.learn.catalog import CATALOG
+from __future__ import annotations
 
-__all__ = ["CATALOG", "DecisionTreeClassifier", "DecisionTreeRegressor"]
+import importlib
+import warnings
+
+# name -> module, for the lazy imports below (a test checks this against CATALOG)
+_ESTIMATORS = {
+    "CARTClassifier": "cart", "CARTRegressor": "cart",
+    "C45Classifier": "c45",
+    "ID3Classifier": "id3",
+    "CHAIDClassifier": "chaid", "CHAIDRegressor": "chaid",
+    "QUESTClassifier": "quest",
+    "RandomForestClassifier": "forest", "RandomForestRegressor": "forest",
+    "AdaBoostClassifier": "adaboost",
+    "GradientBoostingClassifier": "gbdt", "GradientBoostingRegressor": "gbdt",
+    "XGBoostStyleClassifier": "xgb", "XGBoostStyleRegressor": "xgb",
+    "LightGBMStyleClassifier": "lgbm", "LightGBMStyleRegressor": "lgbm",
+}
+# the names before the command line's became the Python names too
+_DEPRECATED = {
+    "DecisionTreeClassifier": "CARTClassifier", "DecisionTreeRegressor": "CARTRegressor",
+    "NewtonBoostingClassifier": "XGBoostStyleClassifier",
+    "NewtonBoostingRegressor": "XGBoostStyleRegressor",
+}
+
+__all__ = ["CATALOG", "AdaBoostClassifier", "C45Classifier", "CARTClassifier", "CARTRegressor",
+           "CHAIDClassifier", "CHAIDRegressor", "GradientBoostingClassifier",
+           "GradientBoostingRegressor", "ID3Classifier", "LightGBMStyleClassifier",
+           "LightGBMStyleRegressor", "QUESTClassifier", "RandomForestClassifier",
+           "RandomForestRegressor", "XGBoostStyleClassifier", "XGBoostStyleRegressor"]
+
+
+def __getattr__(name):
+    if name == "CATALOG":
+        from rulegen.learn.catalog import CATALOG
+        return CATALOG
+    if name in _DEPRECATED:
+        warnings.warn(f"{name} is deprecated: use {_DEPRECATED[name]} (the same class)",
+                      DeprecationWarning, stacklevel=2)
+        name = _DEPRECATED[name]
+    if name in _ESTIMATORS:
+        return getattr(importlib.import_module(f"rulegen.learn.{_ESTIMATORS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted([*globals(), *__all__])

@@ -89,7 +89,7 @@ class AdaBoostClassifier(ClassifierMixin, Estimator):
     def fit(self, X, y, sample_weight=None, feature_names=None, categorical_features=None,
             categories=None, progress=None):
         """Fit on ``X`` (n_samples, n_features); arguments as
-        :meth:`rulegen.learn.cart.DecisionTreeClassifier.fit`. ``progress(done, total)`` is
+        :meth:`rulegen.learn.cart.CARTClassifier.fit`. ``progress(done, total)`` is
         called after each round when given (``total`` is ``n_estimators``; an early stop
         ends the calls before it)."""
         check_progress(progress)
@@ -153,11 +153,13 @@ class AdaBoostClassifier(ClassifierMixin, Estimator):
         return self
 
     def decision_function(self, X) -> np.ndarray:
-        """``sum_m alpha_m * [h_m(x) == k]`` per class, shape (n_samples, n_classes), the
-        alphas added in round order (the IR's raw score is this over the sum of the alphas)."""
+        """``D_k = sum_m alpha_m * [h_m(x) == k]`` per class, shape (n_samples, n_classes), the
+        alphas added in round order (the IR's raw score is this over the sum of the alphas).
+        For two classes, scikit-learn's shape: ``D_1 - D_0``, (n_samples,), positive for
+        ``classes_[1]``."""
         X = self._rows(X)
         out = np.zeros((X.shape[0], len(self.classes_)))
         for tree in self.model_.trees:
             c = evaluate.tree_output(tree, X, self.model_.features, out.shape[1])
             out[np.arange(len(X)), np.argmax(c, axis=1)] += tree.weight
-        return out
+        return out[:, 1] - out[:, 0] if out.shape[1] == 2 else out

@@ -16,10 +16,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rulegen.errors import LearnerError
+from rulegen.errors import LearnerError, LearnerTypeError
 from rulegen.ir import evaluate
 from rulegen.ir.nodes import Feature, Leaf, Model, Provenance, Target, Tree
 from rulegen.ir.validate import validate
+from rulegen.learn import frames, sklearn_api
+from rulegen.learn.importance import impurity_importances, score_of
 
 
 def library() -> str:
@@ -36,6 +38,16 @@ def is_int(v) -> bool:
 
 def is_real(v) -> bool:
     return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+
+
+def column_names(X):
+    """A DataFrame's column names when all are strings (scikit-learn's rule for
+    ``feature_names_in_``), else None: arrays and integer-labelled columns go by position."""
+    cols = getattr(X, "columns", None)
+    if cols is None:
+        return None
+    cols = list(cols)
+    return cols if all(isinstance(c, str) for c in cols) else None
 
 
 def bad(name, value, expected):
@@ -148,6 +160,7 @@ class Estimator:
     """Parameters by name (scikit-learn's get_params/set_params) and the input checks."""
 
     _params: tuple[str, ...] = ()
+    _multi_output = True  # a regressor that fits one output only sets False
 
     def get_params(self, deep=True) -> dict:
         return {name: getattr(self, name) for name in self._params}
@@ -165,22 +178,35 @@ class Estimator:
         changed = [f"{k}={v!r}" for k, v in self.get_params().items() if v != defaults[k]]
         return f"{type(self).__name__}({', '.join(changed)})"
 
-    @staticmethod
-    def _check_X(X, feature_names):
-        if feature_names is None and hasattr(X, "columns"):
-            feature_names = [str(c) for c in X.columns]
+    def _check_X(self, X, feature_names):
+        """X as float32 and the feature names. A DataFrame's text and ``category`` columns
+        become category codes (rulegen.learn.frames); ``_check_categorical`` adds them."""
+        sklearn_api.check_not_sparse(X)
+        frame_names = column_names(X)
+        if feature_names is None and frame_names is not None:
+            feature_names = frame_names
+        self._named = feature_names is not None  # then fit sets feature_names_in_
+        self._frame_categories = {}
+        if frames.has_categories(X):
+            X, self._frame_categories = frames.encode_for_fit(X)
         try:
             A = np.asarray(X)
+            if A.dtype.kind == "c":
+                raise LearnerError("Complex data not supported: X must be real numbers")
             if A.dtype.kind not in "biuf":
                 A = A.astype(np.float64)
-        except (TypeError, ValueError) as exc:
+        except TypeError as exc:  # a dict or a list in a cell: not a number at all
+            raise LearnerTypeError(f"X must be numeric (NaN for missing values): {exc}") from None
+        except ValueError as exc:
             raise LearnerError(f"X must be numeric (NaN for missing values): {exc}") from None
         if A.ndim != 2:
             hint = " (use X.reshape(-1, 1) for a single feature)" if A.ndim == 1 else ""
             raise LearnerError(f"X must be a 2-D array (n_samples, n_features), got shape {A.shape}{hint}")
         n, p = A.shape
-        if n < 1 or p < 1:
-            raise LearnerError(f"X needs at least one sample and one feature, got shape {A.shape}")
+        if n < 1 or p < 1:  # in scikit-learn's words, which its checks match
+            what = f"{p} feature(s)" if p < 1 else f"{n} sample(s)"
+            raise LearnerError(f"X has {what} (shape={A.shape}) while a minimum of 1 is "
+                               "required: it needs at least one sample and one feature")
         with np.errstate(over="ignore", invalid="ignore"):
             X32 = A.astype(np.float32)
         if np.isinf(X32).any():
@@ -215,10 +241,19 @@ class Estimator:
             raise LearnerError("sample_weight is zero for every sample; nothing to learn from")
         return w, True
 
-    @staticmethod
-    def _check_categorical(X32, names, categorical_features, categories) -> dict:
-        """{column index: tuple of labels} for the categorical columns, codes checked."""
+    def _check_categorical(self, X32, names, categorical_features, categories) -> dict:
+        """{column index: tuple of labels} for the categorical columns, codes checked; a
+        DataFrame's text and ``category`` columns are categorical with their own labels."""
         p = X32.shape[1]
+        found = getattr(self, "_frame_categories", {})
+        if found:
+            clash = [names[j] for j in found for key in (categories or {})
+                     if key in (j, names[j])]
+            if clash:
+                raise LearnerError(f"categories given for {clash[0]!r}, a text or category "
+                                   "column: its labels come from the column")
+            categorical_features = [*(categorical_features or ()), *found]
+            categories = {**(categories or {}), **found}
 
         def column(key, what):
             if is_int(key) and 0 <= key < p:
@@ -264,26 +299,50 @@ class Estimator:
 
     def _set_fitted(self, fitted: dict, names) -> None:
         """The attributes every fitted estimator has: the target's (``classes_``...),
-        ``n_features_in_`` and ``feature_names_in_``."""
+        ``n_features_in_``, ``feature_importances_`` (a learner may set its own after) and,
+        when fitted with names, ``feature_names_in_`` (as scikit-learn: an object array)."""
         for name, value in fitted.items():
             setattr(self, name, value)
         self.n_features_in_ = len(names)
-        self.feature_names_in_ = tuple(names)
+        self.feature_importances_ = impurity_importances(self.model_)
+        if not getattr(self, "_named", False):
+            self.__dict__.pop("feature_names_in_", None)  # a refit without names
+        else:
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "model_")
 
     def _fitted(self) -> Model:
         if not hasattr(self, "model_"):
-            raise LearnerError(f"this {type(self).__name__} is not fitted yet; call fit(X, y) first")
+            raise sklearn_api.not_fitted(self)
         return self.model_
 
     def _rows(self, X):
         self._fitted()
+        sklearn_api.check_not_sparse(X)
         order = self._column_order(X)
+        if frames.has_categories(X):
+            if order is not None:
+                X = X[[X.columns[i] for i in order]]
+                order = None
+            if X.shape[1] != self.n_features_in_:
+                raise LearnerError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                                   f"expecting {self.n_features_in_} features as input")
+            return frames.encode_for_predict(X, self.model_.features)
         try:
             A = np.asarray(X, dtype=np.float64)
-        except (TypeError, ValueError):
+        except TypeError as exc:
+            raise LearnerTypeError(f"X must be numeric (NaN or None for missing values): {exc}") from None
+        except ValueError:
             raise LearnerError("X must be numeric (NaN or None for missing values)") from None
-        if A.ndim != 2 or A.shape[1] != self.n_features_in_:
-            raise LearnerError(f"X must have shape (n_samples, {self.n_features_in_}), got {A.shape}")
+        if A.ndim != 2:
+            raise LearnerError(f"X must be a 2-D array (n_samples, {self.n_features_in_}), "
+                               f"got shape {A.shape}: Reshape your data (X.reshape(1, -1) "
+                               "for a single row)")
+        if A.shape[1] != self.n_features_in_:  # scikit-learn's words, which its checks match
+            raise LearnerError(f"X has {A.shape[1]} features, but {type(self).__name__} is "
+                               f"expecting {self.n_features_in_} features as input (X has shape {A.shape})")
         return A if order is None else A[:, order]
 
     def _column_order(self, X):
@@ -291,21 +350,45 @@ class Estimator:
         in it, so rows are read by name whatever the column order; None to read by position
         (an array, or a model fitted without names). Missing or unknown names are refused:
         reading them by position would predict from the wrong columns without a word."""
-        if not hasattr(X, "columns"):
+        cols = column_names(X)
+        names = getattr(self, "feature_names_in_", None)
+        if cols is None or names is None:
             return None
-        cols = [str(c) for c in X.columns]
-        names = list(self.feature_names_in_)
-        if cols == names or names == [f"x{i}" for i in range(len(names))] and not set(cols) & set(names):
+        names = list(names)
+        if cols == names:
             return None
         missing = [n for n in names if n not in cols]
         extra = [c for c in cols if c not in names]
-        problems = ([f"missing {', '.join(map(repr, missing))}"] if missing else []) + \
-                   ([f"not seen in fit {', '.join(map(repr, extra))}"] if extra else []) + \
-                   (["a name repeats"] if len(set(cols)) != len(cols) else [])
+        # scikit-learn's wording (its checks match it), then what to do
+        problems = (["Feature names unseen at fit time:\n" + "".join(f"- {c}\n" for c in extra)]
+                    if extra else []) + \
+                   (["Feature names seen at fit time, yet now missing:\n"
+                     + "".join(f"- {c}\n" for c in missing)] if missing else []) + \
+                   (["a name repeats\n"] if len(set(cols)) != len(cols) else [])
         if problems:
-            raise LearnerError(f"X's columns do not match the features seen in fit "
-                               f"({'; '.join(problems)}); pass the columns {', '.join(map(repr, names))}")
+            raise LearnerError("The feature names should match those that were passed during "
+                               "fit.\n" + "".join(problems)
+                               + f"pass the columns {', '.join(map(repr, names))}")
         return [cols.index(n) for n in names]
+
+    def __sklearn_tags__(self):
+        return sklearn_api.estimator_tags(self)
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Accuracy (classifiers) or R^2 averaged over outputs (regressors), as scikit-learn."""
+        return score_of(self._fitted().target.task, y, self.predict(X), sample_weight)
+
+    def to_code(self, target: str, *, name: str = "model", **options) -> dict[str, str]:
+        """The fitted model as code: exactly ``rulegen.generate(self.model_, target, ...)``,
+        {file name: text}; ``options`` are the target's (e.g. ``dialect="duckdb"`` for sql)."""
+        from rulegen import generate
+        return generate(self._fitted(), target, name=name, **options)
+
+    def to_rules(self, *, flat: bool = False) -> str:
+        """The fitted model in the rules language (``rulegen.dsl.dumps``): parses back to
+        ``model_``; ``flat=True`` gives the one-rule-per-leaf view, for reading only."""
+        from rulegen.dsl import dumps
+        return dumps(self._fitted(), flat=flat)
 
     def get_depth(self) -> int:
         nodes = self._fitted().trees[0].nodes
@@ -325,9 +408,14 @@ class Estimator:
 class ClassifierMixin:
     """Class labels (integers or strings) encoded as codes 0..k-1, predictions decoded."""
 
+    def __sklearn_tags__(self):
+        return sklearn_api.classifier_tags(super().__sklearn_tags__())
+
     def _encode_y(self, y, n):
+        sklearn_api.check_y_given(self, y)
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
+            sklearn_api.column_vector_warning()
             y = y[:, 0]
         if y.ndim != 1:
             raise LearnerError(f"y must be 1-D class labels, got shape {y.shape} "
@@ -336,8 +424,9 @@ class ClassifierMixin:
             raise LearnerError(f"y has {len(y)} labels but X has {n} rows")
         if y.dtype.kind == "f":
             if not np.isfinite(y).all() or (y != np.round(y)).any():
-                raise LearnerError("float class labels must be finite whole numbers; "
-                                   "for a continuous target use a regressor")
+                # "Unknown label type" is scikit-learn's phrase, which its checks match
+                raise LearnerError("Unknown label type: continuous. Float class labels must be "
+                                   "finite whole numbers; for a continuous target use a regressor")
         elif y.dtype.kind not in "biuUSO":
             raise LearnerError(f"y must hold integer or string class labels, got dtype {y.dtype}")
         try:
@@ -372,15 +461,22 @@ class ClassifierMixin:
 
 
 class RegressorMixin:
-    """Numeric targets, one or more outputs."""
+    """Numeric targets, one or more outputs (a learner that fits one says so with
+    ``_multi_output = False``)."""
+
+    def __sklearn_tags__(self):
+        return sklearn_api.regressor_tags(super().__sklearn_tags__(), self._multi_output)
 
     def _encode_y(self, y, n):
+        sklearn_api.check_y_given(self, y)
         try:
             Y = np.asarray(y, dtype=np.float64)
         except (TypeError, ValueError):
             raise LearnerError("y must be numeric for regression") from None
         if Y.ndim == 1:
             Y = Y[:, None]
+        elif Y.ndim == 2 and Y.shape[1] == 1 and not self._multi_output:
+            sklearn_api.column_vector_warning()
         if Y.ndim != 2 or Y.shape[0] != n or Y.shape[1] < 1:
             raise LearnerError(f"y must have shape ({n},) or ({n}, n_outputs), got {np.shape(y)}")
         if not np.isfinite(Y).all():

@@ -200,6 +200,7 @@ class BoostingEstimator(Estimator):
     regression) and ``_tree_fitter(data, loss, rng, settings) -> fit_tree``."""
 
     _algorithm = ""
+    _multi_output = False  # one regression output
     # tree fitters that read X by feature get TrainingData.X32 as the transpose of a
     # (p, n) array: their finders then use that array instead of copying X per tree
     _by_feature = False
@@ -220,7 +221,7 @@ class BoostingEstimator(Estimator):
         if target.task == "classification":
             n_classes = len(target.classes)
             if n_classes < 2:
-                raise LearnerError("boosting needs at least two classes in y, got "
+                raise LearnerError("boosting needs at least two classes in y, got one class: "
                                    f"{list(target.classes)!r}")
             Y = (T[:, None] == np.arange(n_classes)).astype(np.float64)
             if n_classes == 2:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from rulegen.ir.nodes import Blend, Leaf, MultiwayTest, NumericTest, Split, Tree
+from rulegen.learn import frames
 from rulegen.learn.base import (
     ClassifierMixin,
     Estimator,
@@ -94,7 +95,7 @@ class C45Classifier(ClassifierMixin, Estimator):
         self._check_params()
         codes, target, fitted = self._encode_y(y, n)
         w, _ = self._check_weights(sample_weight, n)
-        X64 = np.asarray(X)
+        X64 = np.asarray(frames.as_numbers(X))
         X64 = X64.astype(np.float64) if X64.dtype != np.float64 else X64
         n_classes = len(target.classes)
         nominal = {j: len(labels) for j, labels in cat_labels.items()}

@@ -56,6 +56,7 @@ from rulegen.learn.builder import GrowthLimits, NumericSplitFinder, TreeBuilder
 from rulegen.learn.categorical import CartSplitFinder
 from rulegen.learn.criteria import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA
 from rulegen.learn.pruning_cv import check_pruning, post_prune
+from rulegen.learn.sklearn_api import deprecated_names
 from rulegen.learn.surrogates import SurrogateSplitFinder
 
 # --- estimators ---------------------------------------------------------------------
@@ -160,7 +161,7 @@ class _BaseTree(Estimator):
         est.fit(X, y, sample_weight=sample_weight, **fit_params)
         return pruning.cost_complexity_pruning_path(est.model_)
 
-class DecisionTreeClassifier(ClassifierMixin, _BaseTree):
+class CARTClassifier(ClassifierMixin, _BaseTree):
     """CART classifier; leaves hold class probabilities (weighted class frequencies)."""
 
     _criteria = CLASSIFICATION_CRITERIA
@@ -175,7 +176,7 @@ class DecisionTreeClassifier(ClassifierMixin, _BaseTree):
                          min_impurity_decrease, ccp_alpha, missing, max_surrogates, cv_folds,
                          one_se_rule)
 
-class DecisionTreeRegressor(RegressorMixin, _BaseTree):
+class CARTRegressor(RegressorMixin, _BaseTree):
     """CART regressor; leaves hold the weighted mean (squared_error) or sklearn's
     weighted median (absolute_error), one value per output."""
 
@@ -190,3 +191,8 @@ class DecisionTreeRegressor(RegressorMixin, _BaseTree):
                          min_weight_fraction_leaf, max_features, random_state, max_leaf_nodes,
                          min_impurity_decrease, ccp_alpha, missing, max_surrogates, cv_folds,
                          one_se_rule)
+
+
+# the names before the command line's became the Python names too
+__getattr__ = deprecated_names(__name__, {"DecisionTreeClassifier": "CARTClassifier",
+                                          "DecisionTreeRegressor": "CARTRegressor"})

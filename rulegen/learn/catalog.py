@@ -58,7 +58,7 @@ _CART_PARAMS = {
 CATALOG: dict[str, LearnerInfo] = {
     "cart": LearnerInfo(
         "cart", "CART: binary splits, categorical subsets, scikit-learn's semantics",
-        "rulegen.learn.cart:DecisionTreeClassifier", "rulegen.learn.cart:DecisionTreeRegressor",
+        "rulegen.learn.cart:CARTClassifier", "rulegen.learn.cart:CARTRegressor",
         _CART_PARAMS),
     "random_forest": LearnerInfo(
         "random_forest", "random forest: bootstrap samples, Forest-RI or Forest-RC (oblique) "
@@ -107,7 +107,7 @@ CATALOG: dict[str, LearnerInfo] = {
         "xgboost_style", "second-order (XGBoost-style) boosting: gradients and hessians, "
         "lambda, gamma, learned missing direction, exact or quantile splits; exact splits "
         "2-4x faster with numba installed (pip install 'rulegen[fast]')",
-        "rulegen.learn.xgb:NewtonBoostingClassifier", "rulegen.learn.xgb:NewtonBoostingRegressor",
+        "rulegen.learn.xgb:XGBoostStyleClassifier", "rulegen.learn.xgb:XGBoostStyleRegressor",
         {"n_estimators": "boosting rounds",
          "learning_rate": "eta: shrinkage folded into the leaves",
          "max_depth": "deepest level of each tree (None: no limit)",

@@ -187,6 +187,7 @@ _PARAMS = ("alpha_merge", "alpha_split", "alpha_resplit", "bonferroni", "max_dep
 
 
 class _CHAID(Estimator):
+    _multi_output = False  # CHAIDRegressor fits one output
     def _check_params(self):
         am = self.alpha_merge
         if not (is_real(am) and 0 < am <= 1):

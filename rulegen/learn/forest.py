@@ -27,6 +27,7 @@ import numpy as np
 from rulegen.errors import LearnerError
 from rulegen.ir import evaluate
 from rulegen.ir.nodes import Tree
+from rulegen.learn import frames
 from rulegen.learn.base import (
     ClassifierMixin,
     Estimator,
@@ -169,7 +170,7 @@ class _BaseForest(Estimator):
     def fit(self, X, y, sample_weight=None, feature_names=None, categorical_features=None,
             categories=None, progress=None):
         """Fit on ``X`` (n_samples, n_features); arguments as
-        :meth:`rulegen.learn.cart.DecisionTreeClassifier.fit`. ``progress(done, total)`` is
+        :meth:`rulegen.learn.cart.CARTClassifier.fit`. ``progress(done, total)`` is
         called after each tree when given."""
         check_progress(progress)
         X32, names = self._check_X(X, feature_names)
@@ -184,7 +185,7 @@ class _BaseForest(Estimator):
         spec = tree_spec(self, n, p, self._criteria, width)
         X64 = None  # oblique sums use the inputs as the IR will, and so does OOB routing
         if oblique is not None or self.oob_score:
-            X64 = np.asarray(X, dtype=np.float64)
+            X64 = np.asarray(frames.as_numbers(X), dtype=np.float64)
         scale = np.ones(p)
         if oblique is not None:
             scale = input_scale(X64, w, cat_labels) if self.standardize else scale

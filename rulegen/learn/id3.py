@@ -141,6 +141,11 @@ class _GainSearch:
         return Chosen(test, missing, unseen, parts, info, [below] * len(parts))
 
 
+def _codes_only(x) -> bool:
+    v = x[~np.isnan(x)]
+    return bool(((v >= 0) & (v == np.floor(v))).all())
+
+
 class ID3Classifier(ClassifierMixin, Estimator):
     """ID3 decision tree for categorical features (see the module docstring).
 
@@ -160,6 +165,11 @@ class ID3Classifier(ClassifierMixin, Estimator):
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True  # scikit-learn's checks then give category codes
+        return tags
+
     def _check_params(self):
         eps = self.epsilon
         if not (is_real(eps) and math.isfinite(eps) and eps >= 0):
@@ -174,11 +184,15 @@ class ID3Classifier(ClassifierMixin, Estimator):
     def fit(self, X, y, sample_weight=None, feature_names=None, categorical_features=None,
             categories=None):
         """Fit on ``X`` (n_samples, n_features) of category codes 0..m-1 (NaN for missing).
-        Every column must be listed in ``categorical_features`` (indices or names);
-        ``categories`` optionally maps a column to its labels, code i meaning labels[i]."""
+        Every column must be categorical: listed in ``categorical_features`` (indices or
+        names) or, when that is None, holding whole numbers >= 0 only (ID3 splits nothing
+        else, so such a column can only mean codes); ``categories`` optionally maps a column
+        to its labels, code i meaning labels[i]."""
         self._check_params()
         X32, names = self._check_X(X, feature_names)
         n, p = X32.shape
+        if categorical_features is None:
+            categorical_features = [j for j in range(p) if _codes_only(X32[:, j])]
         cat_labels = self._check_categorical(X32, names, categorical_features, categories)
         numeric = [f"{names[j]!r} (column {j})" for j in range(p) if j not in cat_labels]
         if numeric:

@@ -76,7 +76,7 @@ def r2(Y, P, sample_weight=None) -> float:
     return float(scores.mean())
 
 
-def _score(task: str, y, pred, sample_weight=None) -> float:
+def score_of(task: str, y, pred, sample_weight=None) -> float:
     """Accuracy (classification) or R^2 (regression) of predictions."""
     if task == "classification":
         hit = (np.asarray(pred) == np.asarray(y)).astype(np.float64)
@@ -112,7 +112,7 @@ def permutation_importance(estimator, X, y, n_repeats=5, random_state=None,
     n, p = X.shape
     rng = np.random.default_rng(random_state)
     task = estimator.model_.target.task
-    base = _score(task, y, estimator.predict(X), sample_weight)
+    base = score_of(task, y, estimator.predict(X), sample_weight)
     out = np.zeros((p, n_repeats))
     per_batch = max(1, _BLOCK // max(1, n * p))
     for j in range(p):
@@ -122,5 +122,5 @@ def permutation_importance(estimator, X, y, n_repeats=5, random_state=None,
             Xs[:, j] = np.concatenate([X[rng.permutation(n), j] for _ in range(k)])
             pred = estimator.predict(Xs)
             for r in range(k):
-                out[j, start + r] = base - _score(task, y, pred[r * n:(r + 1) * n], sample_weight)
+                out[j, start + r] = base - score_of(task, y, pred[r * n:(r + 1) * n], sample_weight)
     return PermutationImportance(out.mean(axis=1), out.std(axis=1), out)

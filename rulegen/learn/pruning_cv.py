@@ -11,6 +11,7 @@ import numpy as np
 
 from rulegen.errors import LearnerError
 from rulegen.ir.nodes import Leaf, Model, Split
+from rulegen.learn import frames
 from rulegen.learn.base import bad, is_int, is_real
 from rulegen.learn.pruning import (
     _node_outputs,
@@ -106,6 +107,8 @@ def cv_search(estimator, X, y, sample_weight, fit_params: dict, full: Model, ful
     """The search behind :func:`choose_alpha_cv`, given the tree already grown on all rows
     (``full``, with its per-node values); the estimator's own ``fit`` uses it for
     ``ccp_alpha="cv"``."""
+    if frames.has_categories(X):  # the folds get the codes fit made (in fit_params)
+        X = frames.encode_for_fit(X)[0]
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
     n = X.shape[0]
@@ -135,8 +138,9 @@ def cv_search(estimator, X, y, sample_weight, fit_params: dict, full: Model, ful
     params = {**estimator.get_params(), "ccp_alpha": 0.0}
     for k in range(cv):
         train, test = np.flatnonzero(fold != k), np.flatnonzero(fold == k)
-        est = type(estimator)(**params).fit(X[train], y[train], None if w is None else w[train],
-                                            **fit_params)
+        # weights by keyword, and only when given: QUEST's fit has no sample_weight
+        weights = {} if w is None else {"sample_weight": w[train]}
+        est = type(estimator)(**params).fit(X[train], y[train], **weights, **fit_params)
         loss[:, test] = _fold_losses(est, probes, X[test], y[test], classification)
     ww = np.ones(n) if w is None else w
     total = ww.sum()
@@ -162,7 +166,8 @@ def choose_alpha_cv(estimator, X, y, *, cv: int = 10, one_se: bool = False, rand
     :class:`AlphaSearch`; ``.alpha`` is the chosen value for ``ccp_alpha``.
     """
     full = type(estimator)(**{**estimator.get_params(), "ccp_alpha": 0.0})
-    full.fit(X, y, sample_weight, **fit_params)
+    full.fit(X, y, **({} if sample_weight is None else {"sample_weight": sample_weight}),
+             **fit_params)
     return cv_search(estimator, X, y, sample_weight, fit_params, full.model_, full.node_values_,
                      cv, one_se, random_state)
 

@@ -40,7 +40,7 @@ Decisions (see docs/learners/quest.md):
   so cost-complexity pruning can be applied afterwards. Stopping: ``max_depth``,
   ``min_samples_split``, ``min_samples_leaf``, pure nodes, no testable variable (e.g.
   one row per class: the F test has no degrees of freedom within classes).
-* ``sample_weight`` is refused: the tests count rows.
+* ``fit`` takes no ``sample_weight``: the tests count rows.
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ from rulegen.ir.nodes import (
     Surrogate,
     Surrogates,
 )
+from rulegen.learn import frames
 from rulegen.learn.base import (
     ClassifierMixin,
     Estimator,
@@ -354,22 +355,19 @@ class QUESTClassifier(ClassifierMixin, Estimator):
         if rs is not None and not (is_int(rs) and rs >= 0):
             bad("random_state", rs, "None or an integer >= 0 (seeds the folds of ccp_alpha=cv)")
 
-    def fit(self, X, y, sample_weight=None, feature_names=None, categorical_features=None,
-            categories=None):
+    def fit(self, X, y, feature_names=None, categorical_features=None, categories=None):
         """Fit on ``X`` (n_samples, n_features), NaN for missing. ``categorical_features``
         lists categorical columns (indices or names) holding codes 0..m-1; ``categories``
-        optionally maps such a column to its labels. ``sample_weight`` is not supported."""
-        if sample_weight is not None:
-            raise LearnerError("QUESTClassifier does not support sample_weight: its F, "
-                               "chi-square and Levene tests count rows (repeat rows to weight "
-                               "them)")
+        optionally maps such a column to its labels. There is no ``sample_weight``: the
+        F, chi-square and Levene tests count rows (repeat rows to weight them); without the
+        parameter, scikit-learn's tools know not to pass weights (``has_fit_parameter``)."""
         self._check_params()
         X32, names = self._check_X(X, feature_names)
         n = X32.shape[0]
         check_pruning(self, n)
         cat_labels = self._check_categorical(X32, names, categorical_features, categories)
         codes, target, fitted = self._encode_y(y, n)
-        X64 = np.asarray(X)
+        X64 = np.asarray(frames.as_numbers(X))
         X64 = X64.astype(np.float64) if X64.dtype != np.float64 else X64
         for j in cat_labels:  # the float32 check above cannot see 3.0000001
             col = X64[:, j]

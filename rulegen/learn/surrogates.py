@@ -3,7 +3,7 @@
 :class:`SurrogateSplitFinder` wraps the CART split finder
 (:class:`~rulegen.learn.builder.NumericSplitFinder` or
 :class:`~rulegen.learn.categorical.CartSplitFinder`) and changes only what happens with
-missing values (``DecisionTree*(missing="surrogate")``):
+missing values (``CART*(missing="surrogate")``):
 
 * **Primary split.** A feature's candidate splits are scored on the node's rows where that
   feature is present, and the improvement is scaled by the present share of the node's

@@ -44,6 +44,7 @@ from rulegen.learn.boosting import (
 from rulegen.learn.builder import GrowthLimits, TreeBuilder, presort
 from rulegen.learn.losses import make_loss
 from rulegen.learn.newton import NewtonSplitFinder, finish_tree, quantile_bins
+from rulegen.learn.sklearn_api import deprecated_names
 
 _PARAMS = ("n_estimators", "learning_rate", "max_depth", "reg_lambda", "gamma",
            "min_child_weight", "subsample", "colsample_bytree", "colsample_bylevel",
@@ -142,7 +143,7 @@ class _NewtonBoosting(BoostingEstimator):
         return fit_tree
 
 
-class NewtonBoostingRegressor(RegressorMixin, _NewtonBoosting):
+class XGBoostStyleRegressor(RegressorMixin, _NewtonBoosting):
     """XGBoost-style boosting of the squared error (reg:squarederror)."""
 
     def _make_loss(self, n_classes):
@@ -153,7 +154,7 @@ class NewtonBoostingRegressor(RegressorMixin, _NewtonBoosting):
         return np.array([base])
 
 
-class NewtonBoostingClassifier(ClassifierMixin, _NewtonBoosting):
+class XGBoostStyleClassifier(ClassifierMixin, _NewtonBoosting):
     """XGBoost-style boosting of the log-loss: binary:logistic for two classes,
     multi:softprob (one tree per class per round) for more. ``base_score`` is a
     probability for two classes (as XGBoost's), the raw score of every class otherwise."""
@@ -169,3 +170,8 @@ class NewtonBoostingClassifier(ClassifierMixin, _NewtonBoosting):
                 bad("base_score", base, "a probability in (0, 1) for two classes")
             return np.array([math.log(base / (1.0 - base))])
         return margin
+
+
+# the names before the command line's became the Python names too
+__getattr__ = deprecated_names(__name__, {"NewtonBoostingClassifier": "XGBoostStyleClassifier",
+                                          "NewtonBoostingRegressor": "XGBoostStyleRegressor"})
