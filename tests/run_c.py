@@ -24,13 +24,21 @@ STRICT = ("-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic")
 
 _DRIVER = r"""
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "@H@"
 
 #ifdef P_N_CLASSES
-#define HAS_CLASS 1
+#define HAS_NAMES 1
+#define HAS_CLASS (P_N_OUTPUTS == P_N_CLASSES)  /* a positive-only build has no class */
 #else
+#define HAS_NAMES 0
 #define HAS_CLASS 0
+#endif
+#if P_PRECISION == 32
+typedef float real;  /* the float profile: float rows in, float results out */
+#else
+typedef double real;
 #endif
 
 static void put_strings(FILE *f, const char *const *s, int n)
@@ -39,38 +47,69 @@ static void put_strings(FILE *f, const char *const *s, int n)
     for (i = 0; i < n; i++) fwrite(s[i], 1, strlen(s[i]) + 1, f);
 }
 
+/* Rows (n x N_FEATURES of real) come in whole; per row: raw, out, out_f (double profile),
+   class, unseen as real; then every row's batch outputs, and batch_f's (double profile). */
 int main(int argc, char **argv)
 {
     FILE *in, *out, *names;
-    double x[P_N_FEATURES], raw[P_N_RAW], o[P_N_OUTPUTS], of[P_N_OUTPUTS], cls, unseen;
-    float xf[P_N_FEATURES];
-    int i;
+    real *X, *B, raw[P_N_RAW], o[P_N_OUTPUTS], cls, unseen;
+    long size;
+    size_t n, i;
+    int k;
     if (argc != 4) return 2;
     in = fopen(argv[1], "rb");
     out = fopen(argv[2], "wb");
     names = fopen(argv[3], "wb");
     if (!in || !out || !names) return 3;
     put_strings(names, P_FEATURE_NAMES, P_N_FEATURES);
-#if HAS_CLASS
+#if HAS_NAMES
     put_strings(names, P_CLASSES, P_N_CLASSES);
 #endif
-    while (fread(x, sizeof(double), P_N_FEATURES, in) == P_N_FEATURES) {
+    fseek(in, 0, SEEK_END);
+    size = ftell(in);
+    fseek(in, 0, SEEK_SET);
+    n = (size_t)size / (sizeof(real) * P_N_FEATURES);
+    X = malloc((n + 1) * sizeof(real) * P_N_FEATURES);
+    B = malloc((n + 1) * sizeof(real) * P_N_OUTPUTS);
+    if (!X || !B || fread(X, sizeof(real) * P_N_FEATURES, n, in) != n) return 4;
+    for (i = 0; i < n; i++) {
+        const real *x = X + i * P_N_FEATURES;
         P_predict_raw(x, raw);
+        fwrite(raw, sizeof(real), P_N_RAW, out);
         P_predict(x, o);
-        for (i = 0; i < P_N_FEATURES; i++) xf[i] = (float)x[i];
-        P_predict_f(xf, of);
-#if HAS_CLASS
-        cls = (double)P_predict_class(x);
-#else
-        cls = -1.0;
+        fwrite(o, sizeof(real), P_N_OUTPUTS, out);
+#if P_PRECISION != 32
+        {
+            float xf[P_N_FEATURES];
+            for (k = 0; k < P_N_FEATURES; k++) xf[k] = (float)x[k];
+            P_predict_f(xf, o);
+            fwrite(o, sizeof(real), P_N_OUTPUTS, out);
+        }
 #endif
-        fwrite(raw, sizeof(double), P_N_RAW, out);
-        fwrite(o, sizeof(double), P_N_OUTPUTS, out);
-        fwrite(of, sizeof(double), P_N_OUTPUTS, out);
-        fwrite(&cls, sizeof(double), 1, out);
-        unseen = (double)P_unseen(x);
-        fwrite(&unseen, sizeof(double), 1, out);
+#if HAS_CLASS
+        cls = (real)P_predict_class(x);
+#else
+        cls = -1;
+#endif
+        fwrite(&cls, sizeof(real), 1, out);
+        unseen = (real)P_unseen(x);
+        fwrite(&unseen, sizeof(real), 1, out);
     }
+    (void)k;
+    P_predict_batch(X, n, B);
+    fwrite(B, sizeof(real), n * P_N_OUTPUTS, out);
+#if P_PRECISION != 32
+    {
+        float *XF = malloc((n + 1) * sizeof(float) * P_N_FEATURES);
+        if (!XF) return 4;
+        for (i = 0; i < n * P_N_FEATURES; i++) XF[i] = (float)X[i];
+        P_predict_batch_f(XF, n, B);
+        fwrite(B, sizeof(real), n * P_N_OUTPUTS, out);
+        free(XF);
+    }
+#endif
+    free(X);
+    free(B);
     return fclose(out) != 0 || fclose(names) != 0;
 }
 """
@@ -136,12 +175,17 @@ def run_c(files: dict[str, str], name: str, X, *, opt: str = "-O1", cflags=STRIC
           directory: str | Path | None = None) -> dict:
     """Compile ``files`` (as generated, ``name`` the C prefix) and run every row of ``X``.
 
-    Returns ``raw`` (n, N_RAW), ``out`` (n, N_OUTPUTS) from NAME_predict, ``out_f`` from
-    NAME_predict_f on the rows rounded to float, ``class`` (n,) int (-1 for regressors),
-    ``unseen`` (n,) from NAME_unseen,
-    ``feature_names`` and ``classes`` as read back from the C string tables, and
-    ``compile_seconds``."""
-    X = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
+    Returns ``raw`` (n, N_RAW), ``out`` (n, N_OUTPUTS) from NAME_predict, ``batch`` from
+    NAME_predict_batch on all rows at once, ``class`` (n,) int (-1 for regressors),
+    ``unseen`` (n,) from NAME_unseen, ``feature_names`` and ``classes`` as read back from
+    the C string tables, and ``compile_seconds``. The double profile also gives ``out_f``
+    from NAME_predict_f and ``batch_f`` from NAME_predict_batch_f, on the rows rounded to
+    float. The float profile (``NAME_PRECISION`` 32) reads the rows rounded to float32 and
+    returns float32 arrays."""
+    header = files[f"{_prefix(files, name)}.h"]
+    f32 = _define(header, "_PRECISION") == 32
+    real = np.float32 if f32 else np.float64
+    X = np.ascontiguousarray(np.asarray(X, dtype=np.float64).astype(real))
     with tempfile.TemporaryDirectory(prefix="rulegen_c_") as tmp:
         work = Path(directory) if directory is not None else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
@@ -153,23 +197,27 @@ def run_c(files: dict[str, str], name: str, X, *, opt: str = "-O1", cflags=STRIC
                               capture_output=True, text=True, timeout=600, check=False)
         if proc.returncode != 0:
             raise AssertionError(f"driver exited with {proc.returncode}: {proc.stderr[-2000:]}")
-        data = np.frombuffer((work / "out.bin").read_bytes(), dtype=np.float64)
+        data = np.frombuffer((work / "out.bin").read_bytes(), dtype=real)
         strings = [s.decode("utf-8") for s in (work / "names.bin").read_bytes().split(b"\0")[:-1]]
-    n_features = X.shape[1]
-    header = files[f"{_prefix(files, name)}.h"]
+    n, n_features = X.shape
     n_raw, n_out = (_define(header, key) for key in ("_N_RAW", "_N_OUTPUTS"))
-    width = n_raw + 2 * n_out + 2
-    data = data.reshape(len(X), width)
-    return {
-        "raw": data[:, :n_raw],
-        "out": data[:, n_raw:n_raw + n_out],
-        "out_f": data[:, n_raw + n_out:n_raw + 2 * n_out],
-        "class": data[:, -2].astype(np.int64),
-        "unseen": data[:, -1].astype(np.int64),
+    width = n_raw + (1 if f32 else 2) * n_out + 2
+    per_row = data[:n * width].reshape(n, width)
+    batches = data[n * width:].reshape(-1, n, n_out)
+    res = {
+        "raw": per_row[:, :n_raw],
+        "out": per_row[:, n_raw:n_raw + n_out],
+        "class": per_row[:, -2].astype(np.int64),
+        "unseen": per_row[:, -1].astype(np.int64),
+        "batch": batches[0],
         "feature_names": strings[:n_features],
         "classes": strings[n_features:],
         "compile_seconds": seconds,
     }
+    if not f32:
+        res["out_f"] = per_row[:, n_raw + n_out:n_raw + 2 * n_out]
+        res["batch_f"] = batches[1]
+    return res
 
 
 def _define(header: str, suffix: str) -> int:

@@ -32,6 +32,7 @@ def assert_targets_exact(model: Model, X=None, dialects=("sqlite", "duckdb"), n_
     assert np.array_equal(got["unseen"], unseen_count(model, X))
     assert np.array_equal(got["raw"], raw, equal_nan=True)
     assert np.array_equal(got["out"], want, equal_nan=True)
+    assert np.array_equal(got["batch"].view(np.uint64), got["out"].view(np.uint64))
     if classification:
         index = evaluate.predict_class_index(model, X)
         assert np.array_equal(res.class_index, index)

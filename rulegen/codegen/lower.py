@@ -62,6 +62,23 @@ def float64_bound(op: str, threshold: float, dtype: str) -> tuple[str, float]:
     return ("<=", mid) if _is_even_f32(below) else ("<", mid)
 
 
+def float32_bound(op: str, bound: float) -> tuple[str, float]:
+    """An (op, bound) pair of float32 values with ``x op' bound'`` equal, for every float32
+    x, to the float64 test ``x op bound`` (a float64 bound, as from :func:`float64_bound`).
+
+    A bound that is a float32 value stays. Otherwise no float lies on it, so both ``x < b``
+    and ``x <= b`` hold exactly when x is at most the largest float32 below b (-inf below
+    -FLT_MAX, FLT_MAX above it): the float profile of the C target compares in float.
+    """
+    with np.errstate(over="ignore"):
+        f = np.float32(bound)
+    if float(f) == bound or math.isinf(bound):
+        return op, float(bound)
+    if float(f) > bound:
+        f = np.nextafter(f, np.float32(-np.inf))
+    return "<=", float(f)
+
+
 def split_tests(tree: Tree) -> Iterator:
     """Every test the tree's splits read: each split's own, then its surrogates'."""
     for node in tree.nodes:

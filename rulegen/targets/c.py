@@ -44,10 +44,11 @@ from rulegen.codegen.literals import (
 )
 from rulegen.errors import RulegenError
 from rulegen.ir.nodes import Leaf, Model, Tree
-from rulegen.targets import c_table, c_trees
+from rulegen.targets import c_profile, c_table, c_trees
 from rulegen.targets.base import Target
 
 FORMS = ("auto", "nested", "goto", "table")
+PRECISIONS = ("float64", "float32")
 
 
 class CTarget(Target):
@@ -74,30 +75,48 @@ class CTarget(Target):
     TABLE_ENSEMBLE_NODES = 2500
     MAX_TREES_PER_FILE = 100  # trees per translation unit
     MAX_NODES_PER_FILE = 20000  # nodes per translation unit (a tree is never split)
+    # Rows per block of NAME_predict_batch: each tree (or table) runs over a block before the
+    # next, so it is read from memory once per block instead of once per row. Its stack is
+    # BATCH_BLOCK accumulator rows (and float rows widened to double for _batch_f).
+    BATCH_BLOCK = 64
 
     def generate(self, model: Model, *, name: str = "model", **options) -> dict[str, str]:
         comments = bool(options.pop("comments", True))
         form = options.pop("form", "auto")
+        precision = options.pop("precision", "float64")
+        positive = bool(options.pop("positive_only", False))
+        block = options.pop("batch_block", self.BATCH_BLOCK)
         if options:
             raise RulegenError(f"unknown option(s) for the C target: {', '.join(sorted(options))}")
         if form not in FORMS:
             raise RulegenError(f"form must be one of {', '.join(FORMS)}, got {form!r}")
-        return _Builder(self, model, c_identifier(name), comments, form).files()
+        if precision not in PRECISIONS:
+            raise RulegenError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+        if not isinstance(block, int) or isinstance(block, bool) or not 1 <= block <= 4096:
+            raise RulegenError(f"batch_block must be a whole number from 1 to 4096, got {block!r}")
+        if precision == "float32":
+            c_profile.check_float_profile(model)
+        if positive:
+            model = c_profile.positive_only(model)
+        return _Builder(self, model, c_identifier(name), comments, form, precision == "float32",
+                        positive, block).files()
 
 
 class _Builder:
-    def __init__(self, target: CTarget, model: Model, prefix: str, comments: bool, form: str):
+    def __init__(self, target: CTarget, model: Model, prefix: str, comments: bool, form: str,
+                 f32p: bool = False, positive: bool = False, block: int = 64):
         self.t, self.model, self.prefix, self.comments, self.form = target, model, prefix, comments, form
         self.f32 = model.dtype == "float32"
-        self.acc_type = "float" if self.f32 else "double"
+        self.f32p, self.positive, self.block = f32p, positive, block
+        self.real = "float" if f32p else "double"  # features and outputs
+        self.acc_type = "float" if self.f32 or f32p else "double"
         self.total_nodes = sum(len(t.nodes) for t in model.trees)
 
     def lit(self, v: float) -> str:
-        """A literal in the accumulation type (the value is already rounded to it)."""
-        return c_float(v) if self.f32 else c_double(v)
+        """A literal in the accumulation type (rounded to float there)."""
+        return c_float(float(np.float32(v))) if self.acc_type == "float" else c_double(v)
 
-    def rounded(self, v: float) -> str:
-        return self.lit(float(np.float32(v)) if self.f32 else float(v))
+    rounded = lit
 
     # --- trees -----------------------------------------------------------------------
 
@@ -122,7 +141,7 @@ class _Builder:
 
     def tree_function(self, index: int, tree: Tree, form: str) -> dict:
         m, p = self.model, self.prefix
-        em = c_trees.Emitter(m, tree, p, self.comments)
+        em = c_trees.Emitter(m, tree, p, self.comments, self.f32p)
         width = 1 if tree.output is not None else m.n_raw
         slots = [tree.output] if tree.output is not None else list(range(m.n_raw))
         vote = m.aggregation == "vote"
@@ -194,7 +213,7 @@ class _Builder:
                 kind = c_table.leaf_kind(self.model, tree)
                 if not (units and isinstance(units[-1], c_table.Group) and units[-1].kind == kind):
                     units.append(c_table.Group(self.model, kind, self.acc_type, self.lit, self.rounded,
-                                               self.comments))
+                                               self.comments, self.f32p))
                 units[-1].add(i, tree)
             out.append([u.unit(f"{self.prefix}_table_{u.indices[0]}") if isinstance(u, c_table.Group)
                         else u for u in units])
@@ -214,7 +233,7 @@ class _Builder:
         m, p = self.model, self.prefix
         classifier = m.target.task == "classification"
         binary = classifier and m.n_raw == 1 and len(m.target.classes) == 2
-        n_out = len(m.target.classes) if classifier else m.n_raw
+        n_out = 1 if self.positive else len(m.target.classes) if classifier else m.n_raw
         chunks = self.chunks()
         divisor = None
         if m.aggregation == "mean":
@@ -235,7 +254,13 @@ class _Builder:
                         for c in m.target.classes],
             "base": [self.rounded(b) for b in m.base_score], "divisor": divisor,
             "parts": [f"{p}_part_{i}" for i in range(1, len(chunks))],
+            "real": self.real, "f32p": self.f32p, "positive": self.positive, "block": self.block,
+            "zero": "0.0f" if self.f32p else "0.0",
+            "batch_stack": self.block * (m.n_raw * (4 if self.acc_type == "float" else 8)
+                                         + (0 if self.f32p else 8 * len(m.features))),
         }
+        if self.f32p:
+            ctx.update(c_profile.float_bounds(m))
         files = {f"{p}.h": render("c/header.h.j2", ctx)}
         for i, trees in enumerate(chunks):
             huge = any("HUGE_VAL" in line for t in trees for line in t["body"] + t["decls"])

@@ -5,7 +5,8 @@ A run of consecutive table-form trees in one translation unit becomes one functi
 takes minutes (a 200k-node CART tree: 1.3 s, against over 17 minutes and 3.9 GB in the goto
 form), and big ensembles run several times faster (numbers in ``rulegen/targets/c.py``).
 
-**Rows.** ``T`` holds one 16-byte row ``{t, c, k}`` per node (double, int, int):
+**Rows.** ``T`` holds one 16-byte row ``{t, c, k}`` per node (double, int, int); in the
+float profile 8 bytes (float, short, short) while row numbers fit a short, else 12:
 
 - A numeric split goes to row ``c`` when ``xx[k] <= t`` and to row ``c + 1`` otherwise, so a
   NaN always goes to ``c + 1``. ``xx`` is built once per call: ``xx[0] = 0.0`` and the slots
@@ -13,7 +14,9 @@ form), and big ensembles run several times faster (numbers in ``rulegen/targets/
   Every test of docs/IR.md, after :func:`rulegen.codegen.lower.float64_bound`, is one of
   ``x < t``, ``x <= t`` with the missing child either side; :func:`_numeric` rewrites each
   exactly as ``s*x <= t'`` with ``s = +-1`` (``x < t`` is ``x <= prev(t)`` in doubles) and
-  the children ordered so that NaN takes the second; tests that are constant for every number
+  the children ordered so that NaN takes the second (in the float profile ``t'`` then becomes
+  the largest float not above it, :func:`rulegen.codegen.lower.float32_bound`, exact for
+  every float x); tests that are constant for every number
   and NaN alike compare ``xx[0]`` with ``+-inf``. Negation is exact, so nothing is rounded.
 - A categorical split has ``k < 0``: it looks up bit ``cc[-1 - k]`` of the bitset at byte
   ``(int)t`` of ``B``, and goes to row ``c + bit``. ``cc`` holds, per categorical feature, the
@@ -48,7 +51,7 @@ from collections.abc import Callable
 import numpy as np
 
 from rulegen.codegen import lower
-from rulegen.codegen.literals import c_double
+from rulegen.codegen.literals import c_double, c_float
 from rulegen.ir.nodes import (
     CategoricalTest,
     DefaultChild,
@@ -71,6 +74,7 @@ ROW_COMMENTS = 2000
 
 _INDENT = "    "
 _INT_ROWS = 32767  # beyond this, row numbers need a 32-bit int: the function checks it
+_F32_EXACT = 2**24  # offsets and indices kept in a float row's t stay exact below this
 _PER_LINE = 16  # numbers per line in the small tables
 
 
@@ -146,8 +150,11 @@ class Group:
     """A run of consecutive table-form trees of one leaf kind, in one translation unit."""
 
     def __init__(self, model: Model, kind: str, acc_type: str, lit: Callable[[float], str],
-                 rounded: Callable[[float], str], comments: bool):
+                 rounded: Callable[[float], str], comments: bool, f32: bool = False):
+        """``f32``: the float profile (float rows and inputs; see the module's notes)."""
         self.model, self.kind, self.acc_type, self.comments = model, kind, acc_type, comments
+        self.f32 = f32
+        self.real = "float" if f32 else "double"
         self.lit, self.rounded = lit, rounded
         self.indices: list[int] = []
         self.trees: list[Tree] = []
@@ -179,11 +186,15 @@ class Group:
                 row = row_of[nid]
                 if isinstance(node, Leaf):
                     t = self._leaf_payload(tree, node, values)
+                    if self.f32:  # the float row holds t rounded; its sign picks c
+                        t = float(np.float32(t))
                     rows.append((t, row - 1 + (0.0 <= t), None))
                     continue
                 test = node.test
                 if isinstance(test, NumericTest):
                     sign, bound, swap = numeric[nid]
+                    if self.f32:  # s*x <= bound for a float s*x: the largest float not above it
+                        bound = lower.float32_bound("<=", bound)[1]
                     first = row_of[node.children[1] if swap else node.children[0]]
                     rows.append((bound, first, None if sign is None else ("x", sign, test.feature)))
                     continue
@@ -235,7 +246,12 @@ class Group:
         slots = self._slots()
 
         # the tables
-        tables = [f"{ind}static const struct {{ double t; int c, k; }} T[{len(rows)}] = {{"]
+        short = self.f32 and len(rows) <= _INT_ROWS and len(x_keys) + len(cat_features) <= _INT_ROWS
+        index = "short" if short else "int"
+        if self.f32 and (len(values) >= _F32_EXACT or len(bits) >= _F32_EXACT):
+            raise ValueError("a float table's offsets must stay below 2**24")  # no such model fits a chip
+        num = c_float if self.f32 else c_double
+        tables = [f"{ind}static const struct {{ {self.real} t; {index} c, k; }} T[{len(rows)}] = {{"]
         tree_at = {span[0]: i for i, span in enumerate(spans)}
         notes = None
         if self.comments and len(rows) <= ROW_COMMENTS:
@@ -246,7 +262,7 @@ class Group:
                 i = tree_at[r]
                 tables.append(f"{ind2}/* tree {self.indices[i]}: rows {spans[i][0]}-{spans[i][1]} */")
             comma = "," if r + 1 < len(rows) else ""
-            tables.append(f"{ind2}{{{c_double(t)}, {c}, {key_code(k)}}}{comma}"
+            tables.append(f"{ind2}{{{num(t)}, {c}, {key_code(k)}}}{comma}"
                           + (f"  {notes[r]}" if notes else ""))
         tables.append(f"{ind}}};")
         if n_trees > 1:
@@ -266,7 +282,8 @@ class Group:
         per_tree = _array(typ, arr, slots)
 
         # the statements
-        stmts = [f"{ind}xx[0] = 0.0;"] if x_keys or cat_features else [f"{ind}(void)x;", f"{ind}xx[0] = 0.0;"]
+        zero = num(0.0)
+        stmts = [f"{ind}xx[0] = {zero};"] if x_keys or cat_features else [f"{ind}(void)x;", f"{ind}xx[0] = {zero};"]
         if n_pos:
             stmts.append(f"{ind}for (j = 0; j < {n_pos}; j++) xx[1 + j] = x[XF[j]];")
         if len(x_keys) > n_pos:
@@ -275,7 +292,7 @@ class Group:
             stmts += [f"{ind}for (j = 0; j < {len(cat_features)}; j++) {{",
                       f"{ind2}v = x[CF[j]];",
                       f"{ind2}if (v != v) cc[j] = CN[j] + 1;",
-                      (f"{ind2}else if (v >= 0.0 && v <= (double)(CN[j] - 1) && v == (double)(int)v)"
+                      (f"{ind2}else if (v >= {zero} && v <= ({self.real})(CN[j] - 1) && v == ({self.real})(int)v)"
                        " cc[j] = (int)v;"),
                       f"{ind2}else cc[j] = CN[j];",
                       f"{ind}}}"]
@@ -314,11 +331,11 @@ class Group:
         ints += [f"i{j}" for j in range(min(CHAINS, n_trees))]
         if "o = " in text:
             ints.append("o")
-        decls = [f"{ind}double xx[{1 + len(x_keys)}];"]
+        decls = [f"{ind}{self.real} xx[{1 + len(x_keys)}];"]
         if cat_features:
-            decls += [f"{ind}int cc[{len(cat_features)}];", f"{ind}double v;"]
+            decls += [f"{ind}int cc[{len(cat_features)}];", f"{ind}{self.real} v;"]
         decls.append(f"{ind}int {', '.join(ints)};")
-        if len(rows) > _INT_ROWS:
+        if len(rows) > _INT_ROWS and not short:
             decls.append(f"{ind}(void)sizeof(char[sizeof(int) >= 4 ? 1 : -1]);  /* rows need a 32-bit int */")
 
         first, last = self.indices[0], self.indices[-1]

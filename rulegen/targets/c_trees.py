@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 
 from rulegen.codegen import lower
-from rulegen.codegen.literals import c_comment, c_double
+from rulegen.codegen.literals import c_comment, c_double, c_float
 from rulegen.ir.nodes import (
     Blend,
     CategoricalTest,
@@ -39,9 +39,17 @@ _NEG = {"<=": ">", "<": ">="}  # x op t fails (for a number) exactly when x NEG[
 
 
 @functools.lru_cache(maxsize=65536)
-def _bound(op: str, t: float, dtype: str) -> tuple[str, str]:
+def _bound(op: str, t: float, dtype: str, f32: bool) -> tuple[str, str]:
     op2, t2 = lower.float64_bound(op, t, dtype)
+    if f32:
+        op2, t2 = lower.float32_bound(op2, t2)
+        return op2, c_float(t2)
     return op2, c_double(t2)
+
+
+def _num(v: float, f32: bool) -> str:
+    """A small whole number (a category code) in the profile's type."""
+    return c_float(v) if f32 else c_double(v)
 
 
 # --- boolean expressions with their C precedence -------------------------------------
@@ -106,22 +114,22 @@ def _isnan(f: int) -> Cond:
     return Cond(f"x[{f}] != x[{f}]", 2, Cond(f"x[{f}] == x[{f}]", 2))
 
 
-def _compare(f: int, op: str, t: float, dtype: str) -> Cond:
-    op2, lit = _bound(op, t, dtype)
+def _compare(f: int, op: str, t: float, dtype: str, f32: bool) -> Cond:
+    op2, lit = _bound(op, t, dtype, f32)
     return Cond(f"x[{f}] {op2} {lit}", 2)
 
 
-def _compare_or_nan(f: int, op: str, t: float, dtype: str) -> Cond:
+def _compare_or_nan(f: int, op: str, t: float, dtype: str, f32: bool) -> Cond:
     """``x op t`` or x missing: ``!(x NEG t)``, NaN-safe without an isnan call."""
-    op2, lit = _bound(op, t, dtype)
+    op2, lit = _bound(op, t, dtype, f32)
     return Cond(f"!(x[{f}] {_NEG[op2]} {lit})", 3, Cond(f"x[{f}] {_NEG[op2]} {lit}", 2))
 
 
-def _integral(f: int) -> str:
-    return f"x[{f}] == (double)(int)x[{f}]"
+def _integral(f: int, f32: bool) -> str:
+    return f"x[{f}] == ({'float' if f32 else 'double'})(int)x[{f}]"
 
 
-def _member(f: int, codes) -> Cond:
+def _member(f: int, codes, f32: bool) -> Cond:
     """The value is one of ``codes`` (false for NaN and for any non-code); runs of three or
     more consecutive codes become a range test, where the int cast is in range."""
     parts, codes, i = [], list(codes), 0
@@ -130,25 +138,28 @@ def _member(f: int, codes) -> Cond:
         while j + 1 < len(codes) and codes[j + 1] == codes[j] + 1:
             j += 1
         if j - i >= 2:
-            lo, hi = c_double(float(codes[i])), c_double(float(codes[j]))
-            parts.append(Cond(f"(x[{f}] >= {lo} && x[{f}] <= {hi} && {_integral(f)})", 3))
+            lo, hi = _num(float(codes[i]), f32), _num(float(codes[j]), f32)
+            parts.append(Cond(f"(x[{f}] >= {lo} && x[{f}] <= {hi} && {_integral(f, f32)})", 3))
             i = j + 1
         else:
-            parts.append(Cond(f"x[{f}] == {c_double(float(codes[i]))}", 2))
+            parts.append(Cond(f"x[{f}] == {_num(float(codes[i]), f32)}", 2))
             i += 1
     return cor(*parts)
 
 
-def _known(f: int, n: int) -> Cond:
+def _known(f: int, n: int, f32: bool) -> Cond:
     """The value is one of the feature's codes 0..n-1 (false for NaN)."""
-    return Cond(f"(x[{f}] >= 0.0 && x[{f}] <= {c_double(float(n - 1))} && {_integral(f)})", 3)
+    zero, top = _num(0.0, f32), _num(float(n - 1), f32)
+    return Cond(f"(x[{f}] >= {zero} && x[{f}] <= {top} && {_integral(f, f32)})", 3)
 
 
 class Emitter:
     """Builds the body of one tree function; ``decls`` collects its local declarations."""
 
-    def __init__(self, model, tree: Tree, prefix: str, comments: bool):
+    def __init__(self, model, tree: Tree, prefix: str, comments: bool, f32: bool = False):
+        """``f32``: the float profile, where ``x`` is a float row (see ``_bound``)."""
         self.model, self.tree, self.prefix, self.comments = model, tree, prefix, comments
+        self.f32 = f32
         self.decls: dict[str, None] = {}  # ordered and free of repeats
         self.uses_dot = False
 
@@ -167,16 +178,16 @@ class Emitter:
         """(missing, child-0 condition for a present value, the same or missing) of a binary
         test; ``unseen`` is where an unseen category goes (0 or 1)."""
         if isinstance(test, NumericTest):
-            return (_isnan(test.feature), _compare(test.feature, test.op, test.threshold, test.dtype),
-                    _compare_or_nan(test.feature, test.op, test.threshold, test.dtype))
+            args = (test.feature, test.op, test.threshold, test.dtype, self.f32)
+            return _isnan(test.feature), _compare(*args), _compare_or_nan(*args)
         if isinstance(test, ObliqueTest):
             holds, missing = self._oblique(test, tag)
             return missing, holds, cor(holds, missing)
         f = test.feature
-        member = _member(f, test.categories)
+        member = _member(f, test.categories, self.f32)
         if unseen != 0:
             return _isnan(f), member, cor(member, _isnan(f))
-        known = _known(f, len(self.model.features[f].categories))
+        known = _known(f, len(self.model.features[f].categories), self.f32)
         # a present value that is not a known code is unseen and goes to child 0
         return _isnan(f), cor(member, cnot(known)), cor(member, cnot(known))
 
@@ -189,13 +200,14 @@ class Emitter:
         if isinstance(test, IntervalTest):
             chain = []
             for i, b in enumerate(test.bounds):
-                chain.append((_compare_or_nan if d == i else _compare)(test.feature, test.op, b, test.dtype))
+                chain.append((_compare_or_nan if d == i else _compare)(test.feature, test.op, b, test.dtype,
+                                                                       self.f32))
             return [(c, i) for i, c in enumerate(chain)], len(test.bounds)
         if isinstance(test, MultiwayTest):
             chain = []
             for k, group in enumerate(test.groups):
                 if k != split.unseen:
-                    c = _member(test.feature, group)
+                    c = _member(test.feature, group, self.f32)
                     chain.append((cor(c, _isnan(test.feature)) if d == k else c, k))
             return chain, split.unseen
         unseen = 1 if split.unseen is None else split.unseen

@@ -115,16 +115,35 @@ static void adversarial_names_tree_0(const double *x, double *acc)
     }
 }
 
-void adversarial_names_predict_raw(const double *features, double *raw)
+/* Every tree, in order, added to each of m rows (x: m rows of features, acc: m rows of
+   accumulators holding the base scores): tree by tree, so that a tree's code and tables
+   stay in cache across the rows; each row's sum is the same as one row alone. */
+static void adversarial_names_trees(const double *x, int m, double *acc)
 {
-    double acc[adversarial_names_N_RAW];
+    int r;
+    for (r = 0; r < m; r++) adversarial_names_tree_0(x + r * adversarial_names_N_FEATURES, acc + r * adversarial_names_N_RAW);
+}
+
+static void adversarial_names_start(double *acc)
+{
     acc[0] = 0.0;
     acc[1] = 0.0;
     acc[2] = 0.0;
-    adversarial_names_tree_0(features, acc);
+}
+
+static void adversarial_names_end(double *acc, double *raw)
+{
     raw[0] = acc[0];
     raw[1] = acc[1];
     raw[2] = acc[2];
+}
+
+void adversarial_names_predict_raw(const double *features, double *raw)
+{
+    double acc[adversarial_names_N_RAW];
+    adversarial_names_start(acc);
+    adversarial_names_trees(features, 1, acc);
+    adversarial_names_end(acc, raw);
 }
 
 /* 1 when x is not NaN and not a whole number in [0, n): no listed category code */
@@ -142,13 +161,56 @@ int adversarial_names_unseen(const double *features)
     return n;
 }
 
+/* The outputs from the raw scores. */
+static void adversarial_names_finish(const double *raw, double *out)
+{
+    out[0] = raw[0];
+    out[1] = raw[1];
+    out[2] = raw[2];
+}
+
 void adversarial_names_predict(const double *features, double *out)
 {
     double raw[adversarial_names_N_RAW];
     adversarial_names_predict_raw(features, raw);
-    out[0] = raw[0];
-    out[1] = raw[1];
-    out[2] = raw[2];
+    adversarial_names_finish(raw, out);
+}
+
+void adversarial_names_predict_batch(const double *X, size_t n, double *out)
+{
+    double acc[64 * adversarial_names_N_RAW];
+    double raw[adversarial_names_N_RAW];
+    size_t i;
+    int m, r;
+    for (i = 0; i < n; i += (size_t)m) {
+        m = n - i < 64 ? (int)(n - i) : 64;
+        for (r = 0; r < m; r++) adversarial_names_start(acc + r * adversarial_names_N_RAW);
+        adversarial_names_trees(X + i * adversarial_names_N_FEATURES, m, acc);
+        for (r = 0; r < m; r++) {
+            adversarial_names_end(acc + r * adversarial_names_N_RAW, raw);
+            adversarial_names_finish(raw, out + (i + (size_t)r) * adversarial_names_N_OUTPUTS);
+        }
+    }
+}
+
+void adversarial_names_predict_batch_f(const float *X, size_t n, double *out)
+{
+    double acc[64 * adversarial_names_N_RAW];
+    double raw[adversarial_names_N_RAW];
+    double x[64 * adversarial_names_N_FEATURES];
+    int j;
+    size_t i;
+    int m, r;
+    for (i = 0; i < n; i += (size_t)m) {
+        m = n - i < 64 ? (int)(n - i) : 64;
+        for (j = 0; j < m * adversarial_names_N_FEATURES; j++) x[j] = (double)X[i * adversarial_names_N_FEATURES + (size_t)j];
+        for (r = 0; r < m; r++) adversarial_names_start(acc + r * adversarial_names_N_RAW);
+        adversarial_names_trees(x, m, acc);
+        for (r = 0; r < m; r++) {
+            adversarial_names_end(acc + r * adversarial_names_N_RAW, raw);
+            adversarial_names_finish(raw, out + (i + (size_t)r) * adversarial_names_N_OUTPUTS);
+        }
+    }
 }
 
 void adversarial_names_predict_f(const float *features, double *out)

@@ -6,10 +6,11 @@
  * No library function is called: -lm is not needed.
  * Results equal rulegen's evaluator bit for bit when compiled without -ffast-math,
  * -ffinite-math-only or -Ofast (NaN tests must work), on a platform where FLT_EVAL_METHOD
- * is 0 (x86-64, AArch64). Contraction into FMA (-ffp-contract=fast) is guarded against:
- * products that feed a sum pass through volatile temporaries.
+ * is 0 (x86-64, AArch64, Cortex-M with a single-precision FPU). Contraction into FMA
+ * (-ffp-contract=fast) is guarded against: products that feed a sum pass through volatile
+ * temporaries.
  *
- * Features: features[i] in this order; NaN means missing.
+ * Features: features[i] in this order, as double; NaN means missing.
  *   [0] "select": numeric
  *   [1] "x y": numeric
  *   [2] "a\"b": numeric
@@ -35,7 +36,11 @@
 #define adversarial_names_N_FEATURES 7
 #define adversarial_names_N_OUTPUTS 3
 #define adversarial_names_N_RAW 3
+/* The bits of features and outputs: 64 double (the default profile), 32 float. */
+#define adversarial_names_PRECISION 64
 #define adversarial_names_N_CLASSES 3
+
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -57,6 +62,13 @@ int adversarial_names_predict_class(const double *features);
 
 /* The accumulated scores before the link: raw[adversarial_names_N_RAW]. */
 void adversarial_names_predict_raw(const double *features, double *raw);
+
+/* n rows at once: X holds n rows of adversarial_names_N_FEATURES (row-major), out receives n rows of
+   adversarial_names_N_OUTPUTS, each the same as adversarial_names_predict on that row. Trees run over blocks of
+   64 rows so that each tree's code and tables stay in cache; no allocation, reentrant;
+   about 5120 bytes of stack. */
+void adversarial_names_predict_batch(const double *X, size_t n, double *out);
+void adversarial_names_predict_batch_f(const float *X, size_t n, double *out);
 
 /* How many categorical features hold an unseen category (not NaN and not one of the codes
    listed above): 0 when every value is known. Predictions take the model's route for unseen

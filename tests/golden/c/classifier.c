@@ -52,16 +52,35 @@ static void classifier_tree_0(const double *x, double *acc)
     }
 }
 
-void classifier_predict_raw(const double *features, double *raw)
+/* Every tree, in order, added to each of m rows (x: m rows of features, acc: m rows of
+   accumulators holding the base scores): tree by tree, so that a tree's code and tables
+   stay in cache across the rows; each row's sum is the same as one row alone. */
+static void classifier_trees(const double *x, int m, double *acc)
 {
-    double acc[classifier_N_RAW];
+    int r;
+    for (r = 0; r < m; r++) classifier_tree_0(x + r * classifier_N_FEATURES, acc + r * classifier_N_RAW);
+}
+
+static void classifier_start(double *acc)
+{
     acc[0] = 0.0;
     acc[1] = 0.0;
     acc[2] = 0.0;
-    classifier_tree_0(features, acc);
+}
+
+static void classifier_end(double *acc, double *raw)
+{
     raw[0] = acc[0];
     raw[1] = acc[1];
     raw[2] = acc[2];
+}
+
+void classifier_predict_raw(const double *features, double *raw)
+{
+    double acc[classifier_N_RAW];
+    classifier_start(acc);
+    classifier_trees(features, 1, acc);
+    classifier_end(acc, raw);
 }
 
 int classifier_unseen(const double *features)
@@ -70,13 +89,56 @@ int classifier_unseen(const double *features)
     return 0;
 }
 
+/* The outputs from the raw scores. */
+static void classifier_finish(const double *raw, double *out)
+{
+    out[0] = raw[0];
+    out[1] = raw[1];
+    out[2] = raw[2];
+}
+
 void classifier_predict(const double *features, double *out)
 {
     double raw[classifier_N_RAW];
     classifier_predict_raw(features, raw);
-    out[0] = raw[0];
-    out[1] = raw[1];
-    out[2] = raw[2];
+    classifier_finish(raw, out);
+}
+
+void classifier_predict_batch(const double *X, size_t n, double *out)
+{
+    double acc[64 * classifier_N_RAW];
+    double raw[classifier_N_RAW];
+    size_t i;
+    int m, r;
+    for (i = 0; i < n; i += (size_t)m) {
+        m = n - i < 64 ? (int)(n - i) : 64;
+        for (r = 0; r < m; r++) classifier_start(acc + r * classifier_N_RAW);
+        classifier_trees(X + i * classifier_N_FEATURES, m, acc);
+        for (r = 0; r < m; r++) {
+            classifier_end(acc + r * classifier_N_RAW, raw);
+            classifier_finish(raw, out + (i + (size_t)r) * classifier_N_OUTPUTS);
+        }
+    }
+}
+
+void classifier_predict_batch_f(const float *X, size_t n, double *out)
+{
+    double acc[64 * classifier_N_RAW];
+    double raw[classifier_N_RAW];
+    double x[64 * classifier_N_FEATURES];
+    int j;
+    size_t i;
+    int m, r;
+    for (i = 0; i < n; i += (size_t)m) {
+        m = n - i < 64 ? (int)(n - i) : 64;
+        for (j = 0; j < m * classifier_N_FEATURES; j++) x[j] = (double)X[i * classifier_N_FEATURES + (size_t)j];
+        for (r = 0; r < m; r++) classifier_start(acc + r * classifier_N_RAW);
+        classifier_trees(x, m, acc);
+        for (r = 0; r < m; r++) {
+            classifier_end(acc + r * classifier_N_RAW, raw);
+            classifier_finish(raw, out + (i + (size_t)r) * classifier_N_OUTPUTS);
+        }
+    }
 }
 
 void classifier_predict_f(const float *features, double *out)

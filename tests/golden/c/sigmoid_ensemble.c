@@ -230,14 +230,33 @@ static void sigmoid_ensemble_tree_2(const double *x, double *acc)
     }
 }
 
+/* Every tree, in order, added to each of m rows (x: m rows of features, acc: m rows of
+   accumulators holding the base scores): tree by tree, so that a tree's code and tables
+   stay in cache across the rows; each row's sum is the same as one row alone. */
+static void sigmoid_ensemble_trees(const double *x, int m, double *acc)
+{
+    int r;
+    for (r = 0; r < m; r++) sigmoid_ensemble_tree_0(x + r * sigmoid_ensemble_N_FEATURES, acc + r * sigmoid_ensemble_N_RAW);
+    for (r = 0; r < m; r++) sigmoid_ensemble_tree_1(x + r * sigmoid_ensemble_N_FEATURES, acc + r * sigmoid_ensemble_N_RAW);
+    for (r = 0; r < m; r++) sigmoid_ensemble_tree_2(x + r * sigmoid_ensemble_N_FEATURES, acc + r * sigmoid_ensemble_N_RAW);
+}
+
+static void sigmoid_ensemble_start(double *acc)
+{
+    acc[0] = (-0.3);
+}
+
+static void sigmoid_ensemble_end(double *acc, double *raw)
+{
+    raw[0] = acc[0];
+}
+
 void sigmoid_ensemble_predict_raw(const double *features, double *raw)
 {
     double acc[sigmoid_ensemble_N_RAW];
-    acc[0] = (-0.3);
-    sigmoid_ensemble_tree_0(features, acc);
-    sigmoid_ensemble_tree_1(features, acc);
-    sigmoid_ensemble_tree_2(features, acc);
-    raw[0] = acc[0];
+    sigmoid_ensemble_start(acc);
+    sigmoid_ensemble_trees(features, 1, acc);
+    sigmoid_ensemble_end(acc, raw);
 }
 
 int sigmoid_ensemble_unseen(const double *features)
@@ -246,14 +265,57 @@ int sigmoid_ensemble_unseen(const double *features)
     return 0;
 }
 
-void sigmoid_ensemble_predict(const double *features, double *out)
+/* The outputs from the raw scores. */
+static void sigmoid_ensemble_finish(const double *raw, double *out)
 {
-    double raw[sigmoid_ensemble_N_RAW];
     double v;
-    sigmoid_ensemble_predict_raw(features, raw);
     v = 1.0 / (1.0 + exp(-raw[0]));
     out[0] = 1.0 - v;
     out[1] = v;
+}
+
+void sigmoid_ensemble_predict(const double *features, double *out)
+{
+    double raw[sigmoid_ensemble_N_RAW];
+    sigmoid_ensemble_predict_raw(features, raw);
+    sigmoid_ensemble_finish(raw, out);
+}
+
+void sigmoid_ensemble_predict_batch(const double *X, size_t n, double *out)
+{
+    double acc[64 * sigmoid_ensemble_N_RAW];
+    double raw[sigmoid_ensemble_N_RAW];
+    size_t i;
+    int m, r;
+    for (i = 0; i < n; i += (size_t)m) {
+        m = n - i < 64 ? (int)(n - i) : 64;
+        for (r = 0; r < m; r++) sigmoid_ensemble_start(acc + r * sigmoid_ensemble_N_RAW);
+        sigmoid_ensemble_trees(X + i * sigmoid_ensemble_N_FEATURES, m, acc);
+        for (r = 0; r < m; r++) {
+            sigmoid_ensemble_end(acc + r * sigmoid_ensemble_N_RAW, raw);
+            sigmoid_ensemble_finish(raw, out + (i + (size_t)r) * sigmoid_ensemble_N_OUTPUTS);
+        }
+    }
+}
+
+void sigmoid_ensemble_predict_batch_f(const float *X, size_t n, double *out)
+{
+    double acc[64 * sigmoid_ensemble_N_RAW];
+    double raw[sigmoid_ensemble_N_RAW];
+    double x[64 * sigmoid_ensemble_N_FEATURES];
+    int j;
+    size_t i;
+    int m, r;
+    for (i = 0; i < n; i += (size_t)m) {
+        m = n - i < 64 ? (int)(n - i) : 64;
+        for (j = 0; j < m * sigmoid_ensemble_N_FEATURES; j++) x[j] = (double)X[i * sigmoid_ensemble_N_FEATURES + (size_t)j];
+        for (r = 0; r < m; r++) sigmoid_ensemble_start(acc + r * sigmoid_ensemble_N_RAW);
+        sigmoid_ensemble_trees(x, m, acc);
+        for (r = 0; r < m; r++) {
+            sigmoid_ensemble_end(acc + r * sigmoid_ensemble_N_RAW, raw);
+            sigmoid_ensemble_finish(raw, out + (i + (size_t)r) * sigmoid_ensemble_N_OUTPUTS);
+        }
+    }
 }
 
 void sigmoid_ensemble_predict_f(const float *features, double *out)

@@ -1,0 +1,205 @@
+"""The C target's float profile (``precision="float32"``), its batch entry point and the
+positive-only option, built with cc under -Wdouble-promotion -Werror and run for real.
+
+What the profile promises (rulegen/targets/c_profile.py): every float row reaches the
+evaluator's leaves (checked exactly, tree by tree, with each leaf's value replaced by its
+node id); a model that accumulates in float32 gives the evaluator's raw scores and outputs
+bit for bit; any other model stays within the bound its header states."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import warnings
+
+import irfixtures
+import numpy as np
+import pytest
+from irfixtures import random_model
+from run_c import STRICT, have_cc, run_c
+from test_target_c import tableable
+
+import rulegen
+from rulegen.errors import UnsupportedFeatureError
+from rulegen.ir import evaluate as ev
+from rulegen.ir.nodes import Blend, Leaf, Model, ObliqueTest, Split, Surrogates, Target, Tree
+from rulegen.targets import c_profile
+
+pytestmark = pytest.mark.skipif(not have_cc(), reason="no C compiler (cc) on PATH")
+
+FLOAT_FLAGS = (*STRICT, "-Wdouble-promotion")
+
+
+def float_ok(model: Model) -> bool:
+    try:
+        c_profile.check_float_profile(model)
+    except UnsupportedFeatureError:
+        return False
+    return True
+
+
+def models() -> dict[str, Model]:
+    out = {k: m for k, m in irfixtures.all_models().items() if float_ok(m) and k != "chain"}
+    for seed in range(12):
+        m = random_model(seed)
+        out[f"random_{seed}"] = m if float_ok(m) else tableable(m, seed)
+    return out
+
+
+MODELS = models()
+
+
+def rows32(model: Model) -> np.ndarray:
+    """The probe rows rounded to float32, as float64 (what the evaluator reads)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return irfixtures.probe_rows(model, n_random=100).astype(np.float32).astype(np.float64)
+
+
+def leaf_ids(model: Model, t: int) -> Model:
+    """Tree t alone, every leaf's value its node id: the raw score names the leaf reached."""
+    tree = model.trees[t]
+    nodes = tuple(dataclasses.replace(nd, value=(float(i),)) if isinstance(nd, Leaf) else nd
+                  for i, nd in enumerate(tree.nodes))
+    return dataclasses.replace(
+        model, target=Target("regression"), trees=(Tree(nodes),), base_score=(0.0,),
+        aggregation="sum", link="identity", dtype="float64")
+
+
+def no_double(files: dict[str, str]) -> None:
+    for name, text in files.items():
+        code = re.sub(r"/\*.*?\*/", "", text, flags=re.DOTALL)
+        assert not re.search(r"\bdouble\b|HUGE_VAL\b|\bexp\(", code), name
+
+
+@pytest.mark.parametrize("form", ["auto", "nested", "goto", "table"])
+def test_routing_is_exact_for_every_float_row(form):
+    """Every tree of every model, one leaf id model per tree, all in one build per model."""
+    for name, model in MODELS.items():
+        trees = [leaf_ids(model, t) for t in range(min(len(model.trees), 6))]
+        X = rows32(model)
+        for t, m in enumerate(trees):
+            files = rulegen.generate(m, "c", name="r", precision="float32", form=form)
+            no_double(files)
+            res = run_c(files, "r", X, cflags=FLOAT_FLAGS)
+            want = ev.raw_scores(m, X)[:, 0]
+            assert np.array_equal(res["raw"][:, 0].astype(np.float64), want), (name, t)
+
+
+def _compare(model: Model, res: dict, X: np.ndarray) -> dict:
+    raw, out = ev.raw_scores(model, X), ev.outputs_of(model, ev.raw_scores(model, X))
+    if model.target.task == "classification":
+        out = ev.proba_of(model, out)
+    got_raw, got_out = res["raw"].astype(np.float64), res["out"].astype(np.float64)
+    bounds = c_profile.float_bounds(model)
+    if bounds["exact_f32"]:
+        assert np.array_equal(got_raw, raw, equal_nan=True)
+        if not bounds["softmax_sum"]:
+            assert np.array_equal(got_out, out, equal_nan=True)
+    else:
+        finite = np.isfinite(raw)
+        assert np.array_equal(np.isnan(got_raw), np.isnan(raw))
+        assert np.all(np.abs(got_raw - raw)[finite] <= bounds["bound_raw_value"])
+    fin = np.isfinite(out)
+    err = float(np.max(np.abs(got_out - out)[fin], initial=0.0))
+    if "bound_out_value" in bounds and np.isfinite(bounds["bound_out_value"]):
+        assert err <= bounds["bound_out_value"]
+    elif bounds["softmax_sum"]:
+        assert err <= float(bounds["bound_out"])
+    assert np.array_equal(res["batch"].view(np.uint32), res["out"].view(np.uint32))
+    return {"raw_err": float(np.max(np.abs(got_raw - raw)[np.isfinite(raw)], initial=0.0)), "out_err": err}
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_float_profile_sums_within_its_bound(name):
+    model = MODELS[name]
+    X = rows32(model)
+    files = rulegen.generate(model, "c", name="m", precision="float32")
+    no_double(files)
+    assert "#define m_PRECISION 32" in files["m.h"]
+    _compare(model, run_c(files, "m", X, cflags=FLOAT_FLAGS), X)
+
+
+@pytest.mark.parametrize("form", ["nested", "table"])
+def test_xgboost_float_profile_is_bit_exact(form):
+    """A float32 model (XGBoost's) gives the library's own numbers in float, with no double."""
+    xgb = pytest.importorskip("xgboost")
+    from rulegen.importers.xgboost import from_booster
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((600, 8)).astype(np.float32)
+    X[:, 5] = rng.integers(0, 6, 600)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = ((X[:, 0] > 0.2) ^ (np.nan_to_num(X[:, 5]) > 2)).astype(int)
+    booster = xgb.train({"objective": "binary:logistic", "max_depth": 4, "eta": 0.3, "nthread": 1},
+                        xgb.DMatrix(X, y), 30)
+    model = from_booster(booster)
+    P = rows32(model)
+    files = rulegen.generate(model, "c", name="xg", precision="float32", form=form)
+    no_double(files)
+    res = run_c(files, "xg", P, cflags=FLOAT_FLAGS)
+    _compare(model, res, P)
+    margin = booster.inplace_predict(P.astype(np.float32), predict_type="margin")
+    assert np.array_equal(res["raw"][:, 0], margin)
+
+
+def test_float_table_rows_are_8_bytes():
+    model = irfixtures.big_ensemble(60)
+    text = rulegen.generate(model, "c", name="b", precision="float32", form="table")["b.c"]
+    assert "struct { float t; short c, k; }" in text
+    assert "struct { double" not in text
+
+
+@pytest.mark.parametrize("what", ["oblique", "blend"])
+def test_float_profile_refuses_what_it_cannot_route_exactly(what):
+    for seed in range(60):
+        m = random_model(seed)
+        splits = [nd for t in m.trees for nd in t.nodes if isinstance(nd, Split)]
+        if what == "oblique" and any(isinstance(nd.test, ObliqueTest) for nd in splits):
+            break
+        if what == "blend" and any(isinstance(nd.missing, Blend) for nd in splits):
+            break
+    else:
+        pytest.fail(f"no random model with a {what} split")
+    with pytest.raises(UnsupportedFeatureError, match=r"trees\[\d+\]\.nodes\[\d+\].*--precision float64"):
+        rulegen.generate(m, "c", name="m", precision="float32")
+
+
+def test_positive_only_gives_p1_alone_exactly():
+    sk = pytest.importorskip("sklearn.ensemble")
+    from rulegen.importers.sklearn import from_sklearn
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((400, 6)).astype(np.float32)
+    y = (X[:, 0] + X[:, 1] ** 2 > 0.5).astype(int)
+    model = from_sklearn(sk.RandomForestClassifier(8, max_depth=5, random_state=0).fit(X, y))
+    assert model.n_raw == 2
+    P = irfixtures.probe_rows(model, n_random=100)
+    want = ev.predict_proba(model, P)[:, 1]
+    full = rulegen.generate(model, "c", name="p", form="nested")["p.c"]
+    files = rulegen.generate(model, "c", name="p", positive_only=True)
+    assert "#define p_N_OUTPUTS 1" in files["p.h"] and "int p_predict_class" not in files["p.h"]
+    one = rulegen.generate(model, "c", name="p", positive_only=True, form="nested")["p.c"]
+    adds = re.compile(r"acc\[\d\] = acc\[\d\] \+ ")
+    assert 2 * len(adds.findall(one)) == len(adds.findall(full))  # one add a leaf instead of two
+    res = run_c(files, "p", P)
+    assert np.array_equal(res["out"][:, 0], want)
+    assert np.array_equal(res["batch"][:, 0], want)
+    res32 = run_c(rulegen.generate(model, "c", name="p", positive_only=True, precision="float32"),
+                  "p", P, cflags=FLOAT_FLAGS)
+    P32 = P.astype(np.float32).astype(np.float64)
+    assert np.all(np.abs(res32["out"][:, 0] - ev.predict_proba(model, P32)[:, 1]) < 1e-6)
+
+
+def test_positive_only_refuses_what_needs_every_class():
+    model = irfixtures.softmax_ensemble()
+    with pytest.raises(UnsupportedFeatureError, match="binary classifier|every class"):
+        rulegen.generate(model, "c", name="m", positive_only=True)
+
+
+def test_batch_handles_any_row_count_and_block():
+    model = irfixtures.forest()
+    X = irfixtures.probe_rows(model, n_random=150)[:203]
+    for block in (1, 7, 64):
+        res = run_c(rulegen.generate(model, "c", name="f", batch_block=block), "f", X)
+        assert np.array_equal(res["batch"].view(np.uint64), res["out"].view(np.uint64))
