@@ -43,25 +43,27 @@ def synthetic(n: int = 2000, seed: int = 0):
     return X, y3, (s > np.median(s)).astype(np.int64)
 
 
-def build_models() -> dict:
-    """The three models of the firmware benchmark (benchmarks/bench_firmware.py uses these)."""
+def fit_estimators() -> dict:
+    """The three fitted estimators of the firmware benchmark (benchmarks/bench_firmware.py
+    imports this): scikit-learn CART depth 8 and a 10-tree forest on the 3-class labels,
+    XGBoost 100 rounds depth 6 on the binary ones; fixed seeds."""
+    import xgboost as xgb
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.tree import DecisionTreeClassifier
 
-    from rulegen.importers.sklearn import from_sklearn
-
     X, y3, yb = synthetic()
-    models = {
-        "cart8": from_sklearn(DecisionTreeClassifier(max_depth=8, random_state=0).fit(X, y3)),
-        "forest10": from_sklearn(RandomForestClassifier(n_estimators=10, random_state=0, n_jobs=1).fit(X, y3)),
+    return {
+        "cart8": DecisionTreeClassifier(max_depth=8, random_state=0).fit(X, y3),
+        "forest10": RandomForestClassifier(n_estimators=10, random_state=0, n_jobs=1).fit(X, y3),
+        "xgb100": xgb.XGBClassifier(n_estimators=100, max_depth=6, random_state=0, n_jobs=1).fit(X, yb),
     }
-    import xgboost as xgb
 
+
+def to_ir(key: str, est):
+    from rulegen.importers.sklearn import from_sklearn
     from rulegen.importers.xgboost import from_booster
 
-    est = xgb.XGBClassifier(n_estimators=100, max_depth=6, random_state=0, n_jobs=1).fit(X, yb)
-    models["xgb100"] = from_booster(est.get_booster())
-    return models
+    return from_booster(est.get_booster()) if key.startswith("xgb") else from_sklearn(est)
 
 
 def board_outputs(model, raw: np.ndarray) -> np.ndarray:
@@ -100,7 +102,7 @@ class Run:
 def models():
     pytest.importorskip("sklearn")
     pytest.importorskip("xgboost")
-    return build_models()
+    return {key: to_ir(key, est) for key, est in fit_estimators().items()}
 
 
 @pytest.fixture(scope="module")
@@ -250,3 +252,57 @@ def test_float_profile(models):
 
 def test_flags_are_the_m4_hard_float_abi():
     assert ARM_FLAGS == ("-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16")
+
+
+_HAND_H = """#ifndef HF_H
+#define HF_H
+#define hf_N_FEATURES 2
+#define hf_N_OUTPUTS 2
+#define hf_N_RAW 1
+#define hf_N_CLASSES 2
+#define hf_PRECISION 32
+void hf_predict(const float *x, float *out);
+void hf_predict_raw(const float *x, float *raw);
+int hf_predict_class(const float *x);
+#endif
+"""
+
+_HAND_C = """#include <math.h>
+#include "hf.h"
+void hf_predict_raw(const float *x, float *raw) { raw[0] = x[0] < 0.5f ? x[1] : -x[1]; }
+void hf_predict(const float *x, float *out)
+{
+    float r;
+    hf_predict_raw(x, &r);
+    out[1] = 1.0f / (1.0f + expf(-r));
+    out[0] = 1.0f - out[1];
+}
+int hf_predict_class(const float *x)
+{
+    float o[2];
+    hf_predict(x, o);
+    return o[1] > o[0];
+}
+"""
+
+
+def test_driver_float_api_on_a_hand_written_profile():
+    """run_arm's float path (NAME_PRECISION 32) on a hand-written two-feature model in that
+    API: rows go as float bits, results come back as float32 bit for bit, and a precision=
+    that does not match the header does not compile."""
+    files = {"hf.h": _HAND_H, "hf.c": _HAND_C}
+    X = np.array([[0.25, 1.5], [0.5, 1.5], [np.nan, -2.0], [1e300, 3.0], [-0.0, np.inf],
+                  [0.4999999, 1e-45], [0.2, np.nan]])
+    res = run_arm(files, "hf", X, precision="float32")
+    with np.errstate(over="ignore"):
+        xf = X.astype(np.float32)  # 1e300 becomes inf, as the C cast does
+    raw = np.where(xf[:, 0] < np.float32(0.5), xf[:, 1], -xf[:, 1]).astype(np.float32)
+    assert res["raw"].dtype == np.float32 and res["out"].dtype == np.float32
+    np.testing.assert_array_equal(bits(res["raw"][:, 0]), bits(raw))
+    p1 = np.float32(1) / (np.float32(1) + arm_libm("expf", -raw))
+    np.testing.assert_array_equal(bits(res["out"][:, 1]), bits(p1))
+    np.testing.assert_array_equal(bits(res["out"][:, 0]), bits(np.float32(1) - p1))
+    np.testing.assert_array_equal(res["class"], (p1 > np.float32(1) - p1).astype(np.int64))
+    assert "out_f" not in res
+    with pytest.raises(run_arm_module.CompileError, match="precision= does not match"):
+        run_arm(files, "hf", X)
