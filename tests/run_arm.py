@@ -291,8 +291,14 @@ def _write(files: dict[str, str], directory: Path) -> list[str]:
     return sorted(f for f in files if f.endswith(".c"))
 
 
+ROW_BYTES_LIMIT = 3 << 20  # the rows are constants in the 4 MiB SSRAM1, beside the code
+
+
 def _rows_header(X: np.ndarray, precision: str) -> str:
     """The rows as one C array of bit patterns (row-major), and their width in bits."""
+    if X.size * (4 if precision == "float32" else 8) > ROW_BYTES_LIMIT:
+        raise ValueError(f"{X.shape[0]} rows of {X.shape[1]} features do not fit the board's "
+                         f"{ROW_BYTES_LIMIT >> 20} MiB for rows: pass fewer rows per call")
     if precision == "float32":
         with np.errstate(over="ignore"):  # beyond float32's range becomes inf, as a cast does
             words, width, ctype, suffix = X.astype(np.float32).view(np.uint32), 32, "uint32_t", "u"
