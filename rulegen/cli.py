@@ -78,14 +78,25 @@ _add_learning_commands()
 @click.option("--form", type=click.Choice(["auto", "nested", "goto", "table"]), default=None,
               help="C: how trees are written. nested if/else reads best; goto handles any depth; "
                    "table (constant node arrays and a loop) compiles fastest and runs fastest for "
-                   "big trees and ensembles. Default auto chooses by size.")
+                   "big trees and ensembles. Default auto chooses by size (with --precision float32: "
+                   "table wherever it applies, the smallest in flash).")
+@click.option("--precision", type=click.Choice(["float64", "float32"]), default=None,
+              help="C: float64 (default) reads double rows; float32 is the firmware profile: "
+                   "float rows, float thresholds and sums, no double arithmetic (a single-"
+                   "precision FPU runs it in hardware). Routing stays exact; a model that sums in "
+                   "double gets a bound stated in NAME.h.")
+@click.option("--positive-only", is_flag=True,
+              help="C, binary classifiers: NAME_predict gives P(class 1) alone, computed from one "
+                   "score (half the leaf data and additions for a scikit-learn forest).")
+@click.option("--batch-block", type=click.IntRange(1, 4096), default=None, metavar="ROWS",
+              help="C: rows per block of NAME_predict_batch (default 64); its stack grows with it.")
 @click.option("--no-comments", is_flag=True, help="Leave out provenance comments "
               "(leaf ids, support counts).")
 @click.option("-o", "--output", default=None, type=click.Path(),
               help="Output file (python, sql) or directory (c; a path ending in .c or .h "
                    "names the files). Default: NAME.py / NAME.sql / the current directory.")
 def compile_(model_path, target, dialect, name, table, expressions_only, kept, form,
-             no_comments, output):
+             precision, positive_only, batch_block, no_comments, output):
     """Compile MODEL to standalone code with no runtime dependency.
 
     MODEL is a rules file, rulegen IR JSON (as written by `rulegen fit` or `rulegen
@@ -96,13 +107,15 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
     Examples:
       rulegen compile iris.json --target python -o iris_model.py
       rulegen compile iris.json --target c -o build/        # build/iris.h, build/iris.c
+      rulegen compile xgb.json --target c --precision float32 -o fw/   # Cortex-M4F
       rulegen compile iris.json --target sql --dialect duckdb --table flowers -o iris.sql
       rulegen compile iris.json --target sql --dialect spark --expressions-only -o cols.sql
                                         # items for df.selectExpr(...) in PySpark
 
     \b
-    C: NAME_predict(const double *x, double *out) and NAME_predict_class(x); missing is NaN,
-       categories are codes (listed in NAME.h). Compile with any C99 compiler.
+    C: NAME_predict(const double *x, double *out), NAME_predict_class(x) and
+       NAME_predict_batch(X, n, out); missing is NaN, categories are codes (listed in
+       NAME.h). Compile with any C99 compiler. --precision float32: the same with float.
     Python: predict(row), predict_proba(row); standard library only.
     SQL: SELECT <features>, prediction, prob_<class>... FROM TABLE (--keep adds other
     columns, such as a key); NULL is missing, and NaN where the engine has it. One nested
@@ -128,11 +141,16 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
         flag = "--dialect" if dialect else "--keep"
         raise click.BadParameter(f"{flag} applies to the sql target only, not {target!r}",
                                  param_hint=flag)
-    if form is not None:
+    c_only = {"--form": ("form", form), "--precision": ("precision", precision),
+              "--positive-only": ("positive_only", positive_only or None),
+              "--batch-block": ("batch_block", batch_block)}
+    for flag, (key, value) in c_only.items():
+        if value is None:
+            continue
         if target != "c":
-            raise click.BadParameter(f"--form applies to the c target only, not {target!r}",
-                                     param_hint="--form")
-        options["form"] = form
+            raise click.BadParameter(f"{flag} applies to the c target only, not {target!r}",
+                                     param_hint=flag)
+        options[key] = value
     model = load_model(model_path)
     out_dir, base = _output_place(target, output)
     name = name or base or c_identifier(Path(model_path).stem)

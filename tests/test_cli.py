@@ -223,6 +223,26 @@ def test_c_form_option(iris_model, tmp_path, capsys, form):
     _one_line_error(code, err)
 
 
+def test_c_precision_positive_only_and_batch_block(iris_model, tmp_path, capsys):
+    code, _, err = run(capsys, "compile", iris_model, "--target", "c", "--precision", "float32",
+                       "--batch-block", "8", "-o", tmp_path / "f")
+    assert code == 0, err
+    header = (tmp_path / "f" / "iris.h").read_text()
+    assert "#define iris_PRECISION 32" in header and "blocks of\n   8 rows" in header
+    assert "const float *features, float *out" in header
+    for flag in (["--precision", "float32"], ["--positive-only"], ["--batch-block", "4"]):
+        code, _, err = run(capsys, "compile", iris_model, "--target", "python", *flag)
+        _one_line_error(code, err)
+        assert flag[0] in err
+    # iris has three classes: no single P(class 1)
+    code, _, err = run(capsys, "compile", iris_model, "--target", "c", "--positive-only",
+                       "-o", tmp_path / "p")
+    _one_line_error(code, err)
+    assert "binary classifier" in err and not (tmp_path / "p").exists()
+    code, _, err = run(capsys, "compile", iris_model, "--target", "c", "--batch-block", "0")
+    _one_line_error(code, err)
+
+
 def test_text_columns_are_categorical_and_ignore_drops_columns(tmp_path, capsys):
     data = tmp_path / "d.csv"
     data.write_text("id,colour,x,y\n1,red,0.5,a\n2,blue,1.5,b\n3,red,2.5,b\n4,blue,0.1,a\n")

@@ -131,7 +131,7 @@ class _Builder:
             return self.form
         if not c_table.supports(tree):
             return branchy
-        if self.form == "table":
+        if self.form == "table" or self.f32p:  # the float profile is for flash: tables are smallest
             return "table"
         if len(tree.nodes) > self.t.MAX_BRANCHY_NODES:
             return "table"

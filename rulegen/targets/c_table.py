@@ -175,6 +175,7 @@ class Group:
         bits: list[int] = []
         bitsets: dict[tuple[int, ...], int] = {}
         values: list[float] = []
+        self._shared: dict[tuple[str, ...], int] = {}
         for pos, tree in enumerate(self.trees):
             base = len(rows)
             numeric = _numeric_tests(tree)
@@ -220,8 +221,14 @@ class Group:
         contribution = lower.leaf_contribution(self.model, tree, leaf)
         if self.kind == "scalar":
             return float(contribution[0])
-        values.extend(contribution)
-        return float(len(values) - len(contribution))
+        # leaves with the same values share them in V (pure leaves of a forest mostly do);
+        # the key is the value as written, so -0.0 and 0.0 stay apart
+        written = tuple(self.lit(v) for v in contribution)
+        offset = self._shared.get(written)
+        if offset is None:
+            offset = self._shared[written] = len(values)
+            values.extend(contribution)
+        return float(offset)
 
     # --- C --------------------------------------------------------------------------------
 
@@ -270,7 +277,9 @@ class Group:
         if batches > 1:
             tables += _array("int", "D", _ints(max(depths[b * CHAINS:(b + 1) * CHAINS]) for b in range(batches)))
         if x_keys:
-            tables += _array("int", "XF", _ints(k[2] for k in x_keys))
+            top = max(k[2] for k in x_keys)  # the float profile keeps flash small
+            xf_type = "unsigned char" if self.f32 and top < 256 else "int"
+            tables += _array(xf_type, "XF", _ints(k[2] for k in x_keys))
         if cat_features:
             tables += _array("int", "CF", _ints(cat_features))
             tables += _array("int", "CN", _ints(len(self.model.features[f].categories) for f in cat_features))
