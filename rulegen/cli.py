@@ -88,6 +88,9 @@ _add_learning_commands()
 @click.option("--positive-only", is_flag=True,
               help="C, binary classifiers: NAME_predict gives P(class 1) alone, computed from one "
                    "score (half the leaf data and additions for a scikit-learn forest).")
+@click.option("--leaves", is_flag=True,
+              help="C: also write NAME_predict_leaves(x, leaves), the node id of the leaf a row "
+                   "reaches in each tree (exact in both precisions).")
 @click.option("--batch-block", type=click.IntRange(1, 4096), default=None, metavar="ROWS",
               help="C: rows per block of NAME_predict_batch (default 64); its stack grows with it.")
 @click.option("--no-comments", is_flag=True, help="Leave out provenance comments "
@@ -96,7 +99,7 @@ _add_learning_commands()
               help="Output file (python, sql) or directory (c; a path ending in .c or .h "
                    "names the files). Default: NAME.py / NAME.sql / the current directory.")
 def compile_(model_path, target, dialect, name, table, expressions_only, kept, form,
-             precision, positive_only, batch_block, no_comments, output):
+             precision, positive_only, leaves, batch_block, no_comments, output):
     """Compile MODEL to standalone code with no runtime dependency.
 
     MODEL is a rules file, rulegen IR JSON (as written by `rulegen fit` or `rulegen
@@ -143,6 +146,7 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
                                  param_hint=flag)
     c_only = {"--form": ("form", form), "--precision": ("precision", precision),
               "--positive-only": ("positive_only", positive_only or None),
+              "--leaves": ("leaves", leaves or None),
               "--batch-block": ("batch_block", batch_block)}
     for flag, (key, value) in c_only.items():
         if value is None:

@@ -94,6 +94,17 @@ int main(int argc, char **argv)
         fwrite(&cls, sizeof(real), 1, out);
         unseen = (real)P_unseen(x);
         fwrite(&unseen, sizeof(real), 1, out);
+#ifdef P_N_TREES
+        {
+            int lv[P_N_TREES];
+            real v;
+            P_predict_leaves(x, lv);
+            for (k = 0; k < P_N_TREES; k++) {
+                v = (real)lv[k];
+                fwrite(&v, sizeof(real), 1, out);
+            }
+        }
+#endif
     }
     (void)k;
     P_predict_batch(X, n, B);
@@ -177,7 +188,8 @@ def run_c(files: dict[str, str], name: str, X, *, opt: str = "-O1", cflags=STRIC
 
     Returns ``raw`` (n, N_RAW), ``out`` (n, N_OUTPUTS) from NAME_predict, ``batch`` from
     NAME_predict_batch on all rows at once, ``class`` (n,) int (-1 for regressors),
-    ``unseen`` (n,) from NAME_unseen, ``feature_names`` and ``classes`` as read back from
+    ``unseen`` (n,) from NAME_unseen, ``leaves`` (n, N_TREES) from NAME_predict_leaves (built with
+    ``leaves=True``; no columns otherwise), ``feature_names`` and ``classes`` as read back from
     the C string tables, and ``compile_seconds``. The double profile also gives ``out_f``
     from NAME_predict_f and ``batch_f`` from NAME_predict_batch_f, on the rows rounded to
     float. The float profile (``NAME_PRECISION`` 32) reads the rows rounded to float32 and
@@ -201,14 +213,16 @@ def run_c(files: dict[str, str], name: str, X, *, opt: str = "-O1", cflags=STRIC
         strings = [s.decode("utf-8") for s in (work / "names.bin").read_bytes().split(b"\0")[:-1]]
     n, n_features = X.shape
     n_raw, n_out = (_define(header, key) for key in ("_N_RAW", "_N_OUTPUTS"))
-    width = n_raw + (1 if f32 else 2) * n_out + 2
+    n_trees = _define(header, "_N_TREES") if "_N_TREES " in header else 0
+    width = n_raw + (1 if f32 else 2) * n_out + 2 + n_trees
     per_row = data[:n * width].reshape(n, width)
     batches = data[n * width:].reshape(-1, n, n_out)
     res = {
         "raw": per_row[:, :n_raw],
         "out": per_row[:, n_raw:n_raw + n_out],
-        "class": per_row[:, -2].astype(np.int64),
-        "unseen": per_row[:, -1].astype(np.int64),
+        "class": per_row[:, width - n_trees - 2].astype(np.int64),
+        "unseen": per_row[:, width - n_trees - 1].astype(np.int64),
+        "leaves": per_row[:, width - n_trees:].astype(np.int64),
         "batch": batches[0],
         "feature_names": strings[:n_features],
         "classes": strings[n_features:],

@@ -203,3 +203,31 @@ def test_batch_handles_any_row_count_and_block():
     for block in (1, 7, 64):
         res = run_c(rulegen.generate(model, "c", name="f", batch_block=block), "f", X)
         assert np.array_equal(res["batch"].view(np.uint64), res["out"].view(np.uint64))
+
+
+def expected_leaves(model: Model, X: np.ndarray) -> np.ndarray:
+    """The node id of the leaf each row reaches in each tree, from the evaluator."""
+    return np.stack([ev.raw_scores(leaf_ids(model, t), X)[:, 0] for t in range(len(model.trees))],
+                    axis=1).astype(np.int64)
+
+
+@pytest.mark.parametrize("precision", ["float64", "float32"])
+@pytest.mark.parametrize("form", ["auto", "nested", "goto", "table"])
+def test_predict_leaves_names_the_evaluators_leaf(precision, form):
+    cases = [irfixtures.classifier(), irfixtures.forest(), irfixtures.sigmoid_ensemble(),
+             irfixtures.big_ensemble(130), tableable(random_model(5), 5), random_model(0), random_model(2), random_model(9)]
+    for model in cases:
+        if precision == "float32" and not float_ok(model):
+            continue
+        if any(isinstance(nd, Split) and isinstance(nd.missing, Blend) for t in model.trees for nd in t.nodes):
+            continue  # refused: a blended tree reaches several leaves (next test)
+        X = rows32(model) if precision == "float32" else irfixtures.probe_rows(model, n_random=60)
+        files = rulegen.generate(model, "c", name="lv", leaves=True, precision=precision, form=form)
+        res = run_c(files, "lv", X, cflags=FLOAT_FLAGS if precision == "float32" else STRICT)
+        assert np.array_equal(res["leaves"], expected_leaves(model, X))
+
+
+def test_predict_leaves_refuses_blends():
+    model = irfixtures.every_construct()
+    with pytest.raises(UnsupportedFeatureError, match=r"leaf ids for trees\[\d+\]"):
+        rulegen.generate(model, "c", name="m", leaves=True)

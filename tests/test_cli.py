@@ -230,7 +230,10 @@ def test_c_precision_positive_only_and_batch_block(iris_model, tmp_path, capsys)
     header = (tmp_path / "f" / "iris.h").read_text()
     assert "#define iris_PRECISION 32" in header and "blocks of\n   8 rows" in header
     assert "const float *features, float *out" in header
-    for flag in (["--precision", "float32"], ["--positive-only"], ["--batch-block", "4"]):
+    code, _, err = run(capsys, "compile", iris_model, "--target", "c", "--leaves", "-o", tmp_path / "l")
+    assert code == 0, err
+    assert "iris_predict_leaves" in (tmp_path / "l" / "iris.h").read_text()
+    for flag in (["--precision", "float32"], ["--positive-only"], ["--batch-block", "4"], ["--leaves"]):
         code, _, err = run(capsys, "compile", iris_model, "--target", "python", *flag)
         _one_line_error(code, err)
         assert flag[0] in err

@@ -567,6 +567,16 @@ def test_generated_text_is_plain_c():
             assert all(line.lstrip().startswith("static const ") for line in local_statics)
 
 
+def test_text_does_not_depend_on_what_was_generated_before():
+    """-0.0 == 0.0, so a cache keyed on the threshold alone wrote whichever came first."""
+    def stump(t: float) -> Model:
+        return Model(features=(Feature("x"),), target=Target("regression"), base_score=(0.0,),
+                     trees=(Tree((Split(NumericTest(0, "<=", t), (1, 2), DefaultChild(0)),
+                                  Leaf((1.0,)), Leaf((2.0,)))),))
+    CTarget().generate(stump(0.0), name="m", comments=False)
+    assert "x[0] > (-0.0)" in CTarget().generate(stump(-0.0), name="m", comments=False)["m.c"]
+
+
 def test_deterministic(tmp_path):
     model = irfixtures.every_construct()
     first = CTarget().generate(model, name="det")

@@ -86,6 +86,7 @@ class CTarget(Target):
         precision = options.pop("precision", "float64")
         positive = bool(options.pop("positive_only", False))
         block = options.pop("batch_block", self.BATCH_BLOCK)
+        leaves = bool(options.pop("leaves", False))
         if options:
             raise RulegenError(f"unknown option(s) for the C target: {', '.join(sorted(options))}")
         if form not in FORMS:
@@ -98,8 +99,12 @@ class CTarget(Target):
             c_profile.check_float_profile(model)
         if positive:
             model = c_profile.positive_only(model)
-        return _Builder(self, model, c_identifier(name), comments, form, precision == "float32",
-                        positive, block).files()
+        if leaves:
+            c_profile.check_leaves(model)
+        builder = _Builder(self, model, c_identifier(name), comments, form, precision == "float32",
+                           positive, block)
+        builder.leaves = leaves
+        return builder.files()
 
 
 class _Builder:
@@ -111,6 +116,7 @@ class _Builder:
         self.real = "float" if f32p else "double"  # features and outputs
         self.acc_type = "float" if self.f32 or f32p else "double"
         self.total_nodes = sum(len(t.nodes) for t in model.trees)
+        self.leaves = False  # also write NAME_predict_leaves
 
     def lit(self, v: float) -> str:
         """A literal in the accumulation type (rounded to float there)."""
@@ -149,7 +155,7 @@ class _Builder:
             body = c_trees.emit_blend(em, width, lambda leaf: [c_double(v) for v in leaf.value])
             body += self.blend_tail(em, tree, width, slots)
         else:
-            def leaf_lines(leaf: Leaf) -> list[str]:
+            def leaf_lines(_nid: int, leaf: Leaf) -> list[str]:
                 if vote:
                     j = lower.vote_index(leaf, tree.weight)
                     return [f"acc[{j}] = acc[{j}] + {self.rounded(tree.weight)};"]
@@ -166,6 +172,16 @@ class _Builder:
         return {"name": f"{p}_tree_{index}", "index": index, "first": index, "last": index,
                 "comments": [note], "decls": list(em.decls), "void_x": True, "body": body,
                 "uses_dot": em.uses_dot}
+
+    def leaf_function(self, index: int, tree: Tree, form: str) -> dict:
+        """Tree ``index`` as a function that stores the node id of the leaf a row reaches in
+        ``acc[index]`` (an int array): NAME_predict_leaves."""
+        em = c_trees.Emitter(self.model, tree, self.prefix, False, self.f32p)
+        emit = c_trees.emit_nested if form == "nested" else c_trees.emit_goto
+        body = emit(em, lambda nid, _leaf: [f"acc[{index}] = {nid};"])
+        return {"name": f"{self.prefix}_leaf_{index}", "index": index, "first": index, "last": index,
+                "comments": [f"tree {index}: the leaf's node id, {form} form"], "decls": list(em.decls),
+                "void_x": True, "body": body, "uses_dot": em.uses_dot, "acc": "int"}
 
     def blend_tail(self, em: c_trees.Emitter, tree: Tree, width: int, slots: list[int]) -> list[str]:
         """Weight the blended output o[], then add it (or its vote) to the accumulator."""
@@ -202,8 +218,10 @@ class _Builder:
                 nodes = 0
             chunks[-1].append((i, tree))
             nodes += len(tree.nodes)
-        out = []
+        out, self.leaf_units = [], []
         for chunk in chunks:
+            if self.leaves:
+                self.leaf_units.append(self.leaf_chunk(chunk))
             units: list = []
             for i, tree in chunk:
                 form = self.form_of(tree)
@@ -218,6 +236,20 @@ class _Builder:
             out.append([u.unit(f"{self.prefix}_table_{u.indices[0]}") if isinstance(u, c_table.Group)
                         else u for u in units])
         return out
+
+    def leaf_chunk(self, chunk: list[tuple[int, Tree]]) -> list[dict]:
+        """The NAME_predict_leaves functions of one translation unit's trees."""
+        units: list = []
+        for i, tree in chunk:
+            form = self.form_of(tree)
+            if form != "table":
+                units.append(self.leaf_function(i, tree, form))
+                continue
+            if not (units and isinstance(units[-1], c_table.Group)):
+                units.append(c_table.Group(self.model, "id", "int", self.lit, self.rounded, False, self.f32p))
+            units[-1].add(i, tree)
+        return [u.unit(f"{self.prefix}_leaves_{u.indices[0]}") if isinstance(u, c_table.Group) else u
+                for u in units]
 
     # --- files -------------------------------------------------------------------------
 
@@ -254,7 +286,7 @@ class _Builder:
                         for c in m.target.classes],
             "base": [self.rounded(b) for b in m.base_score], "divisor": divisor,
             "parts": [f"{p}_part_{i}" for i in range(1, len(chunks))],
-            "real": self.real, "f32p": self.f32p, "positive": self.positive, "block": self.block,
+            "real": self.real, "f32p": self.f32p, "leaves": self.leaves, "positive": self.positive, "block": self.block,
             "zero": "0.0f" if self.f32p else "0.0",
             "batch_stack": self.block * (m.n_raw * (4 if self.acc_type == "float" else 8)
                                          + (0 if self.f32p else 8 * len(m.features))),
@@ -263,8 +295,11 @@ class _Builder:
             ctx.update(c_profile.float_bounds(m))
         files = {f"{p}.h": render("c/header.h.j2", ctx)}
         for i, trees in enumerate(chunks):
-            huge = any("HUGE_VAL" in line for t in trees for line in t["body"] + t["decls"])
-            part = {**ctx, "trees": trees, "uses_dot": any(t["uses_dot"] for t in trees),
+            everything = trees + (self.leaf_units[i] if self.leaves else [])
+            huge = any("HUGE_VAL" in line for t in everything for line in t["body"] + t["decls"])
+            leaf_units = self.leaf_units[i] if self.leaves else []
+            part = {**ctx, "trees": trees, "leaf_units": leaf_units,
+                    "uses_dot": any(t["uses_dot"] for t in trees + leaf_units),
                     "include_math": huge or (i == 0 and ctx["needs_lm"]),
                     "part": None if i == 0 else f"{p}_part_{i}", "part_index": i}
             files[f"{p}.c" if i == 0 else f"{p}_{i}.c"] = render(

@@ -40,6 +40,14 @@ def check_float_profile(model: Model) -> None:
                          "products in double); compile with --precision float64")
 
 
+def check_leaves(model: Model) -> None:
+    """NAME_predict_leaves gives one leaf per tree: a blended tree reaches several."""
+    for t, tree in enumerate(model.trees):
+        if lower.has_blend(tree):
+            raise UnsupportedFeatureError(
+                "c", f"leaf ids for trees[{t}]: its blended missing values reach several leaves")
+
+
 def _largest_leaf(model: Model, tree: Tree) -> float:
     biggest = 0.0
     for node in tree.nodes:

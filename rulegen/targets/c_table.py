@@ -186,7 +186,7 @@ class Group:
                 node = tree.nodes[nid]
                 row = row_of[nid]
                 if isinstance(node, Leaf):
-                    t = self._leaf_payload(tree, node, values)
+                    t = float(nid) if self.kind == "id" else self._leaf_payload(tree, node, values)
                     if self.f32:  # the float row holds t rounded; its sign picks c
                         t = float(np.float32(t))
                     rows.append((t, row - 1 + (0.0 <= t), None))
@@ -349,7 +349,7 @@ class Group:
 
         first, last = self.indices[0], self.indices[-1]
         what = {"scalar": "its contribution", "vector": "an offset into V",
-                "vote": "the class it votes for"}[self.kind]
+                "vote": "the class it votes for", "id": "its node id"}[self.kind]
         which = f"tree {first}" if first == last else f"trees {first} to {last}"
         comments = [
             f"{which}: table form, {len(rows)} rows {{t, c, k}} in T, one per node",
@@ -367,12 +367,15 @@ class Group:
                 note += f", adds to raw[{tree.output}]"
             comments.append(note)
         return {"name": name, "index": first, "first": first, "last": last, "comments": comments,
-                "decls": [], "void_x": False, "body": tables + decls + stmts, "uses_dot": False}
+                "decls": [], "void_x": False, "body": tables + decls + stmts, "uses_dot": False,
+                "acc": "int" if self.kind == "id" else None}
 
     def _slots(self) -> list[str]:
         """Per tree: the accumulator slot (scalar) or the vote weight literal (vote)."""
         if self.kind == "scalar":
             return [str(t.output if t.output is not None else 0) for t in self.trees]
+        if self.kind == "id":
+            return []
         if self.kind == "vote":
             return [self.rounded(t.weight) for t in self.trees]
         return []
@@ -380,6 +383,9 @@ class Group:
     def _add(self, var: str, tree_expr: str, tree_pos: int | None, slots: list[str]) -> list[str]:
         """Add the leaf at row ``var`` of tree ``tree_expr`` (``tree_pos`` when known)."""
         same = len(set(slots)) <= 1
+        if self.kind == "id":  # acc is the int array of leaf ids, one per tree of the model
+            at = f"{self.indices[0]} + {tree_expr}" if self.indices[0] else tree_expr
+            return [f"acc[{at}] = (int)T[{var}].t;"]
         if self.kind == "scalar":
             s = slots[0] if same else (slots[tree_pos] if tree_pos is not None else f"S[{tree_expr}]")
             cast = "(float)" if self.acc_type == "float" else ""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from typing import NamedTuple
 
 
@@ -38,8 +39,14 @@ INDENT = "    "
 _NEG = {"<=": ">", "<": ">="}  # x op t fails (for a number) exactly when x NEG[op] t holds
 
 
-@functools.lru_cache(maxsize=65536)
 def _bound(op: str, t: float, dtype: str, f32: bool) -> tuple[str, str]:
+    # the sign of zero is part of the key: -0.0 == 0.0, so a plain cache would write whichever
+    # came first, and the same model would give different text in different processes
+    return _cached_bound(op, t, math.copysign(1.0, t), dtype, f32)
+
+
+@functools.lru_cache(maxsize=65536)
+def _cached_bound(op: str, t: float, _sign: float, dtype: str, f32: bool) -> tuple[str, str]:
     op2, t2 = lower.float64_bound(op, t, dtype)
     if f32:
         op2, t2 = lower.float32_bound(op2, t2)
@@ -328,7 +335,7 @@ def emit_nested(em: Emitter, leaf_lines) -> list[str]:
             out.append(ind + note)
         node = em.tree.nodes[nid]
         if isinstance(node, Leaf):
-            out.extend(ind + s for s in leaf_lines(node))
+            out.extend(ind + s for s in leaf_lines(nid, node))
             continue
         chain, other = em.route(nid, True)
         todo: list = []
@@ -356,7 +363,7 @@ def emit_goto(em: Emitter, leaf_lines) -> list[str]:
             out.append(INDENT + note)
         node = em.tree.nodes[nid]
         if isinstance(node, Leaf):
-            out.extend(INDENT + s for s in leaf_lines(node))
+            out.extend(INDENT + s for s in leaf_lines(nid, node))
             if pos + 1 < len(order):
                 out.append(INDENT + "return;")
             continue

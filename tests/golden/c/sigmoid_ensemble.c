@@ -116,7 +116,7 @@ static void sigmoid_ensemble_tree_1(const double *x, double *acc)
         }
     } else {
         /* node 2: "f1" <= -0.0 (float64); missing: node 5 */
-        if (!(x[1] > 0.0)) {
+        if (!(x[1] > (-0.0))) {
             /* node 5: "f2" <= -0.14 (float64); missing: node 7 */
             if (!(x[2] > (-0.14))) {
                 /* node 7: "f3" < -0.88 (float64); missing: node 12 */
