@@ -7,8 +7,9 @@ through the harness's ABI (``rg_predict_row`` / ``rg_predict_batch`` on float ro
 
 Exporters: ``rulegen`` (the default double profile; batch through NAME_predict_batch_f, a
 row through NAME_predict_f), ``rulegen_f32`` (``precision="float32"``: float rows straight in,
-NAME_predict_batch), ``rulegen_rowloop`` (the double profile with the batch as a loop of
-one-row calls, as a user had before NAME_predict_batch existed). Each puts P(class 1) of a
+NAME_predict_batch), ``rulegen_f32_nested`` (the same in the nested if/else form, where the
+float profile's auto picks the table for flash), ``rulegen_rowloop`` (the double profile with
+the batch as a loop of one-row calls, as a user had before NAME_predict_batch existed). Each puts P(class 1) of a
 binary model, every probability of a multiclass one or the value of a regressor in the
 harness's output. The generated code is used as rulegen writes it; the adapter only maps
 the ABI.
@@ -72,11 +73,11 @@ def _to_ir(entry):
     raise ValueError(fam)
 
 
-def _export(entry, outdir: Path, precision: str, loop: bool) -> dict:
+def _export(entry, outdir: Path, precision: str, loop: bool, form: str = "auto", **options) -> dict:
     import rulegen
 
     t0 = time.perf_counter()
-    files = rulegen.generate(_to_ir(entry), "c", name=PREFIX, precision=precision)
+    files = rulegen.generate(_to_ir(entry), "c", name=PREFIX, precision=precision, form=form, **options)
     seconds = time.perf_counter() - t0
     generated = []
     for fname, text in files.items():
@@ -106,4 +107,7 @@ def export_c(entry, outdir):
 EXTRA_C_EXPORTERS = {
     "rulegen_f32": lambda entry, outdir: _export(entry, outdir, "float32", loop=False),
     "rulegen_rowloop": lambda entry, outdir: _export(entry, outdir, "float64", loop=True),
+    # the float profile's auto form is the table (smallest in flash); branchy code is faster
+    # on a desktop processor for a small tree
+    "rulegen_f32_nested": lambda entry, outdir: _export(entry, outdir, "float32", loop=False, form="nested"),
 }

@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from run_c import _prefix  # one rule for which header is the model's
 
 GCC = "arm-none-eabi-gcc"
 QEMU = "qemu-system-arm"
@@ -258,15 +259,6 @@ def have_arm() -> bool:
     found = subprocess.run([GCC, *ARM_FLAGS, "-print-file-name=libm.a"], capture_output=True,
                            text=True, check=False).stdout.strip()
     return os.path.isabs(found) and os.path.exists(found)
-
-
-def _prefix(files: dict[str, str], name: str) -> str:
-    if f"{name}.h" in files:
-        return name
-    headers = [f[:-2] for f in files if f.endswith(".h")]
-    if len(headers) != 1:
-        raise ValueError(f"cannot tell which header is {name!r}: {sorted(files)}")
-    return headers[0]
 
 
 def _define(header: str, key: str) -> int | None:

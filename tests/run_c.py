@@ -197,7 +197,8 @@ def run_c(files: dict[str, str], name: str, X, *, opt: str = "-O1", cflags=STRIC
     header = files[f"{_prefix(files, name)}.h"]
     f32 = _define(header, "_PRECISION") == 32
     real = np.float32 if f32 else np.float64
-    X = np.ascontiguousarray(np.asarray(X, dtype=np.float64).astype(real))
+    with np.errstate(over="ignore"):  # a float row holds inf where a double overflows float
+        X = np.ascontiguousarray(np.asarray(X, dtype=np.float64).astype(real))
     with tempfile.TemporaryDirectory(prefix="rulegen_c_") as tmp:
         work = Path(directory) if directory is not None else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)

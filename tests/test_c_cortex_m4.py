@@ -24,7 +24,6 @@ from targetcheck import unseen_count
 
 import rulegen
 from rulegen.targets import c_profile
-from rulegen.errors import RulegenError
 from rulegen.ir import evaluate as ev
 from rulegen.ir import libm
 

@@ -178,39 +178,16 @@ void adversarial_names_predict(const double *features, double *out)
 
 void adversarial_names_predict_batch(const double *X, size_t n, double *out)
 {
-    double acc[64 * adversarial_names_N_RAW];
-    double raw[adversarial_names_N_RAW];
+    /* one tree: nothing to share across rows, and one row at a time keeps it in registers */
     size_t i;
-    int m, r;
-    for (i = 0; i < n; i += (size_t)m) {
-        m = n - i < 64 ? (int)(n - i) : 64;
-        for (r = 0; r < m; r++) adversarial_names_start(acc + r * adversarial_names_N_RAW);
-        adversarial_names_trees(X + i * adversarial_names_N_FEATURES, m, acc);
-        for (r = 0; r < m; r++) {
-            adversarial_names_end(acc + r * adversarial_names_N_RAW, raw);
-            adversarial_names_finish(raw, out + (i + (size_t)r) * adversarial_names_N_OUTPUTS);
-        }
-    }
+    for (i = 0; i < n; i++) adversarial_names_predict(X + i * adversarial_names_N_FEATURES, out + i * adversarial_names_N_OUTPUTS);
 }
 
 void adversarial_names_predict_batch_f(const float *X, size_t n, double *out)
 {
-    double acc[64 * adversarial_names_N_RAW];
-    double raw[adversarial_names_N_RAW];
-    double x[64 * adversarial_names_N_FEATURES];
-    int j;
+    /* one tree: nothing to share across rows, and one row at a time keeps it in registers */
     size_t i;
-    int m, r;
-    for (i = 0; i < n; i += (size_t)m) {
-        m = n - i < 64 ? (int)(n - i) : 64;
-        for (j = 0; j < m * adversarial_names_N_FEATURES; j++) x[j] = (double)X[i * adversarial_names_N_FEATURES + (size_t)j];
-        for (r = 0; r < m; r++) adversarial_names_start(acc + r * adversarial_names_N_RAW);
-        adversarial_names_trees(x, m, acc);
-        for (r = 0; r < m; r++) {
-            adversarial_names_end(acc + r * adversarial_names_N_RAW, raw);
-            adversarial_names_finish(raw, out + (i + (size_t)r) * adversarial_names_N_OUTPUTS);
-        }
-    }
+    for (i = 0; i < n; i++) adversarial_names_predict_f(X + i * adversarial_names_N_FEATURES, out + i * adversarial_names_N_OUTPUTS);
 }
 
 void adversarial_names_predict_f(const float *features, double *out)

@@ -64,9 +64,8 @@ int adversarial_names_predict_class(const double *features);
 void adversarial_names_predict_raw(const double *features, double *raw);
 
 /* n rows at once: X holds n rows of adversarial_names_N_FEATURES (row-major), out receives n rows of
-   adversarial_names_N_OUTPUTS, each the same as adversarial_names_predict on that row. Trees run over blocks of
-   64 rows so that each tree's code and tables stay in cache; no allocation, reentrant;
-   about 5120 bytes of stack. */
+   adversarial_names_N_OUTPUTS, each the same as adversarial_names_predict on that row. One row at a time (one
+   tree: nothing to share across rows); no allocation, reentrant. */
 void adversarial_names_predict_batch(const double *X, size_t n, double *out);
 void adversarial_names_predict_batch_f(const float *X, size_t n, double *out);
 

@@ -106,39 +106,16 @@ void classifier_predict(const double *features, double *out)
 
 void classifier_predict_batch(const double *X, size_t n, double *out)
 {
-    double acc[64 * classifier_N_RAW];
-    double raw[classifier_N_RAW];
+    /* one tree: nothing to share across rows, and one row at a time keeps it in registers */
     size_t i;
-    int m, r;
-    for (i = 0; i < n; i += (size_t)m) {
-        m = n - i < 64 ? (int)(n - i) : 64;
-        for (r = 0; r < m; r++) classifier_start(acc + r * classifier_N_RAW);
-        classifier_trees(X + i * classifier_N_FEATURES, m, acc);
-        for (r = 0; r < m; r++) {
-            classifier_end(acc + r * classifier_N_RAW, raw);
-            classifier_finish(raw, out + (i + (size_t)r) * classifier_N_OUTPUTS);
-        }
-    }
+    for (i = 0; i < n; i++) classifier_predict(X + i * classifier_N_FEATURES, out + i * classifier_N_OUTPUTS);
 }
 
 void classifier_predict_batch_f(const float *X, size_t n, double *out)
 {
-    double acc[64 * classifier_N_RAW];
-    double raw[classifier_N_RAW];
-    double x[64 * classifier_N_FEATURES];
-    int j;
+    /* one tree: nothing to share across rows, and one row at a time keeps it in registers */
     size_t i;
-    int m, r;
-    for (i = 0; i < n; i += (size_t)m) {
-        m = n - i < 64 ? (int)(n - i) : 64;
-        for (j = 0; j < m * classifier_N_FEATURES; j++) x[j] = (double)X[i * classifier_N_FEATURES + (size_t)j];
-        for (r = 0; r < m; r++) classifier_start(acc + r * classifier_N_RAW);
-        classifier_trees(x, m, acc);
-        for (r = 0; r < m; r++) {
-            classifier_end(acc + r * classifier_N_RAW, raw);
-            classifier_finish(raw, out + (i + (size_t)r) * classifier_N_OUTPUTS);
-        }
-    }
+    for (i = 0; i < n; i++) classifier_predict_f(X + i * classifier_N_FEATURES, out + i * classifier_N_OUTPUTS);
 }
 
 void classifier_predict_f(const float *features, double *out)

@@ -176,39 +176,16 @@ void every_construct_predict(const double *features, double *out)
 
 void every_construct_predict_batch(const double *X, size_t n, double *out)
 {
-    double acc[64 * every_construct_N_RAW];
-    double raw[every_construct_N_RAW];
+    /* one tree: nothing to share across rows, and one row at a time keeps it in registers */
     size_t i;
-    int m, r;
-    for (i = 0; i < n; i += (size_t)m) {
-        m = n - i < 64 ? (int)(n - i) : 64;
-        for (r = 0; r < m; r++) every_construct_start(acc + r * every_construct_N_RAW);
-        every_construct_trees(X + i * every_construct_N_FEATURES, m, acc);
-        for (r = 0; r < m; r++) {
-            every_construct_end(acc + r * every_construct_N_RAW, raw);
-            every_construct_finish(raw, out + (i + (size_t)r) * every_construct_N_OUTPUTS);
-        }
-    }
+    for (i = 0; i < n; i++) every_construct_predict(X + i * every_construct_N_FEATURES, out + i * every_construct_N_OUTPUTS);
 }
 
 void every_construct_predict_batch_f(const float *X, size_t n, double *out)
 {
-    double acc[64 * every_construct_N_RAW];
-    double raw[every_construct_N_RAW];
-    double x[64 * every_construct_N_FEATURES];
-    int j;
+    /* one tree: nothing to share across rows, and one row at a time keeps it in registers */
     size_t i;
-    int m, r;
-    for (i = 0; i < n; i += (size_t)m) {
-        m = n - i < 64 ? (int)(n - i) : 64;
-        for (j = 0; j < m * every_construct_N_FEATURES; j++) x[j] = (double)X[i * every_construct_N_FEATURES + (size_t)j];
-        for (r = 0; r < m; r++) every_construct_start(acc + r * every_construct_N_RAW);
-        every_construct_trees(x, m, acc);
-        for (r = 0; r < m; r++) {
-            every_construct_end(acc + r * every_construct_N_RAW, raw);
-            every_construct_finish(raw, out + (i + (size_t)r) * every_construct_N_OUTPUTS);
-        }
-    }
+    for (i = 0; i < n; i++) every_construct_predict_f(X + i * every_construct_N_FEATURES, out + i * every_construct_N_OUTPUTS);
 }
 
 void every_construct_predict_f(const float *features, double *out)

@@ -68,9 +68,8 @@ int every_construct_predict_class(const double *features);
 void every_construct_predict_raw(const double *features, double *raw);
 
 /* n rows at once: X holds n rows of every_construct_N_FEATURES (row-major), out receives n rows of
-   every_construct_N_OUTPUTS, each the same as every_construct_predict on that row. Trees run over blocks of
-   64 rows so that each tree's code and tables stay in cache; no allocation, reentrant;
-   about 4096 bytes of stack. */
+   every_construct_N_OUTPUTS, each the same as every_construct_predict on that row. One row at a time (one
+   tree: nothing to share across rows); no allocation, reentrant. */
 void every_construct_predict_batch(const double *X, size_t n, double *out);
 void every_construct_predict_batch_f(const float *X, size_t n, double *out);
 
