@@ -150,12 +150,12 @@ class Group:
     """A run of consecutive table-form trees of one leaf kind, in one translation unit."""
 
     def __init__(self, model: Model, kind: str, acc_type: str, lit: Callable[[float], str],
-                 rounded: Callable[[float], str], comments: bool, f32: bool = False):
+                 comments: bool, f32: bool = False):
         """``f32``: the float profile (float rows and inputs; see the module's notes)."""
         self.model, self.kind, self.acc_type, self.comments = model, kind, acc_type, comments
         self.f32 = f32
         self.real = "float" if f32 else "double"
-        self.lit, self.rounded = lit, rounded
+        self.lit = lit  # a value as a literal of the accumulation type, rounded to it
         self.indices: list[int] = []
         self.trees: list[Tree] = []
 
@@ -377,7 +377,7 @@ class Group:
         if self.kind == "id":
             return []
         if self.kind == "vote":
-            return [self.rounded(t.weight) for t in self.trees]
+            return [self.lit(t.weight) for t in self.trees]
         return []
 
     def _add(self, var: str, tree_expr: str, tree_pos: int | None, slots: list[str]) -> list[str]:
