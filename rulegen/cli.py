@@ -92,8 +92,8 @@ _add_learning_commands()
               help="C: also write NAME_predict_leaves(x, leaves), the node id of the leaf a row "
                    "reaches in each tree (exact in both precisions).")
 @click.option("--batch-block", type=click.IntRange(1, 4096), default=None, metavar="ROWS",
-              help="C, models of several trees: rows per block of NAME_predict_batch (default 64); "
-                   "its stack grows with it. A one-tree model scores a row at a time.")
+              help="C: rows per block of NAME_predict_batch (default 64); its stack grows with "
+                   "it. A one-tree model with categorical splits scores a row at a time.")
 @click.option("--no-comments", is_flag=True, help="Leave out provenance comments "
               "(leaf ids, support counts).")
 @click.option("-o", "--output", default=None, type=click.Path(),

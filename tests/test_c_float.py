@@ -17,13 +17,13 @@ import numpy as np
 import pytest
 from irfixtures import random_model
 from run_c import STRICT, have_cc, run_c
-from test_target_c import tableable
+from test_target_c import constant_tests_tree, tableable
 
 import rulegen
 from rulegen.errors import UnsupportedFeatureError
 from rulegen.ir import evaluate as ev
 from rulegen.ir.nodes import Blend, Leaf, Model, ObliqueTest, Split, Target, Tree
-from rulegen.targets import c_profile
+from rulegen.targets import c_profile, c_rows
 
 pytestmark = pytest.mark.skipif(not have_cc(), reason="no C compiler (cc) on PATH")
 
@@ -92,6 +92,26 @@ def test_routing_is_exact_for_every_float_row(form):
         assert np.array_equal(res["leaves"], expected_leaves(model, X)), name
 
 
+def test_row_tables_route_every_float_row():
+    """Row tables (a tree alone, as the float profile writes it) reach the evaluator's leaf on
+    every float row, one row at a time and in the batch: the first tree of each model that
+    row tables take, every leaf's value its node id."""
+    seen = 0
+    for name, model in {**MODELS, "constant_tests": constant_tests_tree()}.items():
+        tree = leaf_ids(model, 0)
+        if not c_rows.supports(tree):
+            continue
+        X = rows32(model)
+        files = rulegen.generate(tree, "c", name="r", precision="float32")
+        assert "row tables" in files["r.c"], name
+        res = run_c(files, "r", X, cflags=FLOAT_FLAGS)
+        want = expected_leaves(model, X)[:, 0]
+        assert np.array_equal(res["raw"][:, 0], want), name
+        assert np.array_equal(res["batch"][:, 0], want), name
+        seen += 1
+    assert seen >= 10
+
+
 def _compare(model: Model, res: dict, X: np.ndarray) -> dict:
     raw, out = ev.raw_scores(model, X), ev.outputs_of(model, ev.raw_scores(model, X))
     if model.target.task == "classification":
@@ -154,6 +174,23 @@ def test_float_table_rows_are_8_bytes():
     text = rulegen.generate(model, "c", name="b", precision="float32", form="table")["b.c"]
     assert "struct { float t; short c, k; }" in text
     assert "struct { double" not in text
+    text = rulegen.generate(irfixtures.big_ensemble(1), "c", name="b", precision="float32")["b.c"]
+    assert "struct { float t; short c; unsigned char f; signed char s; }" in text
+
+
+def test_row_tables_past_256_features():
+    """Row tables name a feature in a byte up to 256 features, in a short beyond (12-byte rows)."""
+    base = irfixtures.big_ensemble(1)
+    wide = dataclasses.replace(base, features=base.features + tuple(
+        dataclasses.replace(base.features[0], name=f"pad{i}") for i in range(300)))
+    tree = base.trees[0]
+    moved = tuple(dataclasses.replace(nd, test=dataclasses.replace(nd.test, feature=nd.test.feature + 300))
+                  if isinstance(nd, Split) else nd for nd in tree.nodes)
+    model = dataclasses.replace(wide, trees=(Tree(moved),))
+    files = rulegen.generate(model, "c", name="w", precision="float32")
+    assert "struct { float t; int c; short f, s; }" in files["w.c"]
+    X = rows32(model)
+    _compare(model, run_c(files, "w", X, cflags=FLOAT_FLAGS), X)
 
 
 @pytest.mark.parametrize("what", ["oblique", "blend"])

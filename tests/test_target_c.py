@@ -269,19 +269,56 @@ def test_table_threshold_edges(dtype, missing):
     assert set(res["forms"].values()) == {"table"}
 
 
-def _table_rows(text: str) -> list[tuple[float, int, int]]:
-    """The rows of every T table in a generated file, in order, as numbers."""
+def constant_tests_tree(dtype: str = "float64") -> Model:
+    """One balanced tree whose splits include tests that send numbers and NaN alike to one
+    child (x < -inf, x > +inf with NaN on the same side): to a leaf, to a split, and one
+    to another. Row tables write such a test as a copy of its child's row."""
+    def num(f, op, t, to):
+        return NumericTest(f, op, t, dtype), to
+
+    nodes = [None] * 13
+    nodes[0] = Split(*num(0, "<=", 1.5, (1, 2)), DefaultChild(0))
+    nodes[1] = Split(*num(1, "<", -math.inf, (3, 4)), DefaultChild(1))  # always node 4
+    nodes[3] = Leaf((1.0,))
+    nodes[4] = Split(*num(1, "<=", math.inf, (5, 6)), DefaultChild(0))  # always node 5
+    nodes[5] = Split(*num(0, "<=", 0.5, (7, 8)), DefaultChild(1))
+    nodes[6] = Leaf((2.0,))
+    nodes[7] = Leaf((3.0,))
+    nodes[8] = Leaf((4.0,))
+    nodes[2] = Split(*num(2, "<", -math.inf, (9, 10)), DefaultChild(1))  # always node 10, a copy
+    nodes[9] = Leaf((5.0,))
+    nodes[10] = Split(*num(2, "<", -math.inf, (11, 12)), DefaultChild(1))  # always leaf 12
+    nodes[11] = Leaf((6.0,))
+    nodes[12] = Leaf((7.0,))
+    feats = (Feature("a"), Feature("b"), Feature("c"))
+    return validate(Model(feats, Target("regression", "y"), (Tree(tuple(nodes)),), (0.0,), dtype=dtype))
+
+
+@pytest.mark.parametrize("form", ["auto", "table"])
+def test_row_tables_constant_tests(form):
+    """Constant tests in row tables (the batch of branchy code, and the table form)."""
+    model = constant_tests_tree()
+    files = CTarget().generate(model, name="m", form=form)
+    assert "row tables" in files["m.c"]
+    check(model, "m", form=form)
+
+
+def _table_rows(text: str) -> list[tuple]:
+    """The rows of every table in a generated file, in order, as numbers: (t, c, k) in the
+    table form's T, (t, c, f, s) in row tables (c_rows)."""
     out = []
-    for table in re.findall(r"T\[\d+\] = \{\n(.*?)\n    \};", text, re.DOTALL):
-        for row in re.findall(r"\{(.*?), (-?\d+), (-?\d+)\}", table):
+    for table in re.findall(r"T\[\d+\] = \{\n(.*?)\n(?:    )?\};", text, re.DOTALL):
+        for row in re.findall(r"\{(.*?), (-?\d+), (-?\d+)(?:, (-?\d+))?\}", table):
             t = row[0].strip("()").replace("HUGE_VAL", "inf")
-            out.append((float(t), int(row[1]), int(row[2])))
+            out.append((float(t), *(int(v) for v in row[1:] if v)))
     return out
 
 
-def test_table_rows_follow_layout():
-    """Row r of a tree's table is node layout(tree)[r]: leaves carry their contribution."""
-    model = irfixtures.softmax_ensemble("float64")
+@pytest.mark.parametrize("n_trees", [1, 3])
+def test_table_rows_follow_layout(n_trees):
+    """Row r of a tree's table is node layout(tree)[r]: leaves carry their contribution and
+    stay put. One tree gets row tables {t, c, f, s}, more the table form's {t, c, k}."""
+    model = irfixtures.big_ensemble(n_trees)
     files = CTarget().generate(model, name="m", form="table")
     rows = _table_rows(files["m.c"])
     assert len(rows) == sum(len(t.nodes) for t in model.trees)
@@ -290,13 +327,20 @@ def test_table_rows_follow_layout():
         order = c_table.layout(tree)
         assert sorted(order) == list(range(len(tree.nodes)))
         for r, nid in enumerate(order):
-            t, c, k = rows[base + r]
+            row = rows[base + r]
             node = tree.nodes[nid]
             if isinstance(node, Leaf):
-                assert k == 0 and c in (base + r, base + r - 1)
-                assert t == lower.leaf_contribution(model, tree, node)[0]
+                if n_trees == 1:
+                    assert row[3] == 0 and row[1] == base + r
+                else:
+                    assert row[2] == 0 and row[1] in (base + r, base + r - 1)
+                assert row[0] == lower.leaf_contribution(model, tree, node)[0]
             else:
+                c = row[1]
+                assert len(row) == (4 if n_trees == 1 else 3)
                 assert c > base + r and {order[c - base], order[c + 1 - base]} == set(node.children)
+                if n_trees == 1:
+                    assert row[2] == node.test.feature and row[3] in (1, -1)
         base += len(tree.nodes)
 
 
@@ -551,7 +595,8 @@ def test_header_contract():
 
 def test_generated_text_is_plain_c():
     """ASCII only, no header but <math.h>, and nothing at file scope that could change:
-    only const string tables and functions (local tables are static const)."""
+    only const string tables, static const row tables and functions (local tables are
+    static const)."""
     for model, form in [*((m, "auto") for m in irfixtures.all_models().values()), (random_model(4), "auto"),
                         (irfixtures.every_construct(), "table"), (tableable(random_model(4)), "table")]:
         for fname, text in CTarget().generate(model, name="m", form=form).items():
@@ -562,6 +607,7 @@ def test_generated_text_is_plain_c():
                 continue
             for line in re.findall(r"^\w.*$", text, re.MULTILINE):
                 assert re.match(r"(const char \*const m_\w+\[m_N_\w+\] = \{|"
+                                r"static const (struct \{ [^}]* \}|double|float) m_\w+_[TV]\[\d+\] = \{|"
                                 r"(static )?(void|int|double) m_\w+\(|n\d+:$)", line), line
             local_statics = re.findall(r"^[ \t]+static .*$", text, re.MULTILINE)
             assert all(line.lstrip().startswith("static const ") for line in local_statics)
@@ -603,9 +649,11 @@ def test_options():
         CTarget().generate(model, name="m", colour=True)
     with pytest.raises(RulegenError):
         CTarget().generate(model, name="m", form="tables")
-    table = CTarget().generate(model, name="m", form="table")["m.c"]
-    quiet = CTarget().generate(model, name="m", form="table", comments=False)["m.c"]
-    assert "/* tree 0: rows 0-10 */" in table and "/* tree 0: rows" not in quiet
+    for trees, mark in ((1, "/* node 0: "), (20, "/* tree 0: rows 0-")):  # row tables, the table form
+        model = irfixtures.big_ensemble(trees)
+        table = CTarget().generate(model, name="m", form="table")["m.c"]
+        quiet = CTarget().generate(model, name="m", form="table", comments=False)["m.c"]
+        assert mark in table and mark not in quiet and "/* node" not in quiet
 
 
 def test_build_reuses_directory(tmp_path):

@@ -44,7 +44,7 @@ from rulegen.codegen.literals import (
 )
 from rulegen.errors import RulegenError
 from rulegen.ir.nodes import Leaf, Model, Tree
-from rulegen.targets import c_profile, c_table, c_trees
+from rulegen.targets import c_profile, c_rows, c_table, c_trees
 from rulegen.targets.base import Target
 
 FORMS = ("auto", "nested", "goto", "table")
@@ -226,7 +226,8 @@ class _Builder:
 
     def _units(self, chunk, branchy, kind_of, acc_type: str, comments: bool, table_name: str) -> list[dict]:
         """One translation unit's functions: ``branchy(index, tree, form)`` for a tree not in
-        the table form, and one table function for each run of table-form trees of one kind."""
+        the table form, and one table function for each run of table-form trees of one kind
+        (row tables for a one-tree model, see c_rows)."""
         units: list = []
         for i, tree in chunk:
             form = self.form_of(tree)
@@ -234,11 +235,30 @@ class _Builder:
                 units.append(branchy(i, tree, form))
                 continue
             kind = kind_of(tree)
-            if not (units and isinstance(units[-1], c_table.Group) and units[-1].kind == kind):
-                units.append(c_table.Group(self.model, kind, acc_type, self.lit, comments, self.f32p))
+            rows32 = not self.f32p and c_table.float_rows_apply(self.model, tree, kind, acc_type)
+            last = units[-1] if units and isinstance(units[-1], c_table.Group) else None
+            if not (last and last.kind == kind and last.rows32 == rows32):
+                units.append(c_table.Group(self.model, kind, acc_type, self.lit, comments, self.f32p, rows32))
             units[-1].add(i, tree)
-        return [u.unit(f"{self.prefix}_{table_name}_{u.indices[0]}") if isinstance(u, c_table.Group)
-                else u for u in units]
+        # a one-tree model: row tables for the batch (c_rows), and for one row too in the table form
+        rows = None
+        if table_name == "table" and self.form_of(chunk[0][1]) != "blend" and c_rows.supports(self.model):
+            table, kind = isinstance(units[0], c_table.Group), kind_of(chunk[0][1])
+            rows32 = not self.f32p and c_table.float_rows_apply(self.model, chunk[0][1], kind, acc_type)
+            rows = c_rows.RowsGroup(self.model, kind, acc_type, self.lit, comments, self.f32p,
+                                    one_row=table, float_rows=not self.f32p, rows32=rows32)
+            if table:
+                units = [rows]
+        out = [u.unit(f"{self.prefix}_{table_name}_{u.indices[0]}") if isinstance(u, c_table.Group)
+               else u for u in units]
+        if rows and not isinstance(units[0], c_rows.RowsGroup):
+            batch = rows.unit(f"{self.prefix}_rows_0")
+            out[0].update(batch=batch["name"], globals=batch["globals"], functions=batch["functions"],
+                          float_block=batch["float_block"], batch_comments=batch["comments"])
+        for u in out:  # the templates read these from every unit
+            for key in ("block", "batch", "float_block", "functions", "body", "uses_dot"):
+                u.setdefault(key, None)
+        return out
 
     # --- files -------------------------------------------------------------------------
 
@@ -256,6 +276,9 @@ class _Builder:
         binary = classifier and m.n_raw == 1 and len(m.target.classes) == 2
         n_out = 1 if self.positive else len(m.target.classes) if classifier else m.n_raw
         chunks = self.chunks()
+        # float rows straight into row tables: every tree function of the one unit has a
+        # float variant (c_rows), or None
+        trees_f = [t["float_block"] for t in chunks[0]] if all(t.get("float_block") for t in chunks[0]) else None
         divisor = None
         if m.aggregation == "mean":
             divisor = self.lit(float(len(m.trees)))
@@ -276,11 +299,14 @@ class _Builder:
             "base": [self.lit(b) for b in m.base_score], "divisor": divisor,
             "parts": [f"{p}_part_{i}" for i in range(1, len(chunks))],
             "real": self.real, "f32p": self.f32p, "leaves": self.leaves,
-            # one tree runs a row at a time (blocks measured 11% slower on a depth-8 tree)
-            "block_rows": len(m.trees) > 1, "positive": self.positive, "block": self.block,
+            # one tree in branchy code alone runs a row at a time (blocks measured 11% slower
+            # on a depth-8 tree); with row tables it runs in blocks
+            "block_rows": len(m.trees) > 1 or any(t.get("block") or t.get("batch") for t in chunks[0]),
+            "positive": self.positive, "block": self.block,
             "zero": "0.0f" if self.f32p else "0.0",
+            "trees_f": trees_f,
             "batch_stack": self.block * (m.n_raw * (4 if self.acc_type == "float" else 8)
-                                         + (0 if self.f32p else 8 * len(m.features))),
+                                         + (0 if self.f32p or trees_f else 8 * len(m.features))),
         }
         if self.f32p:
             ctx.update(c_profile.float_bounds(m))
@@ -288,7 +314,7 @@ class _Builder:
         for i, trees in enumerate(chunks):
             leaf_units = self.leaf_units[i] if self.leaves else []
             everything = trees + leaf_units
-            huge = any("HUGE_VAL" in line for t in everything for line in t["body"] + t["decls"])
+            huge = any("HUGE_VAL" in line for t in everything for line in _lines(t))
             part = {**ctx, "trees": trees, "leaf_units": leaf_units,
                     "uses_dot": any(t["uses_dot"] for t in everything),
                     "include_math": huge or (i == 0 and ctx["needs_lm"]),
@@ -297,3 +323,10 @@ class _Builder:
                 "c/source.c.j2" if i == 0 else "c/part.c.j2", part)
         return files
 
+
+def _lines(unit: dict) -> list[str]:
+    """Every line of C a tree-function record holds."""
+    lines = list(unit["body"] or []) + list(unit.get("decls") or []) + list(unit.get("globals") or [])
+    for f in unit["functions"] or []:
+        lines += f
+    return lines

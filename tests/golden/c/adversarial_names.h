@@ -64,8 +64,9 @@ int adversarial_names_predict_class(const double *features);
 void adversarial_names_predict_raw(const double *features, double *raw);
 
 /* n rows at once: X holds n rows of adversarial_names_N_FEATURES (row-major), out receives n rows of
-   adversarial_names_N_OUTPUTS, each the same as adversarial_names_predict on that row. One row at a time (one
-   tree: nothing to share across rows); no allocation, reentrant. */
+   adversarial_names_N_OUTPUTS, each the same as adversarial_names_predict on that row. One row at a time (one tree
+   with categorical or unbalanced splits: nothing to share across rows); no allocation,
+   reentrant. */
 void adversarial_names_predict_batch(const double *X, size_t n, double *out);
 void adversarial_names_predict_batch_f(const float *X, size_t n, double *out);
 

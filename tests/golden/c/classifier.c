@@ -52,13 +52,82 @@ static void classifier_tree_0(const double *x, double *acc)
     }
 }
 
+/* tree 0 as row tables: 11 rows {t, c, f, s} in classifier_rows_0_T, one per node */
+/*   (node ids by row: rulegen.targets.c_table.layout(tree)). A split goes to row c when */
+/*   x[f] * s <= t (s = +-1; NaN fails), else to c + 1. A leaf has s = 0 and c its own */
+/*   row; its t is an offset into V. Rows descend 8 at a time. */
+/* tree 0: 11 nodes, depth 3, row tables for the batch */
+static const struct { double t; int c; short f, s; } classifier_rows_0_T[11] = {
+    {(-0.3000000000000001), 1, 0, -1},  /* node 0: "a" <= 0.30000000000000004 (float64); missing: node 1 */
+    {1e-300, 3, 2, 1},  /* node 2: "c" <= 1e-300 (float64); missing: node 6 */
+    {1.0999999642372131, 7, 1, 1},  /* node 1: "b" < 1.100000023841858 (float32); missing: node 4 */
+    {2.4999998376141007e-39, 5, 1, -1},  /* node 5: "b" <= -2.500000538263333e-39 (float32); missing: node 9 */
+    {0.0, 4, 0, 0},  /* node 6: leaf [0.1, 0.2, 0.7]; samples 30; distribution [3.0, 6.0, 21.0] */
+    {3.0, 5, 0, 0},  /* node 10: leaf [0.3333333333333333, 0.3333333333333333, 0.3333333333333333]; samples 3; distribution [1.0, 1.0, 1.0] */
+    {6.0, 6, 0, 0},  /* node 9: leaf [0.5, 0.5, 0.0]; samples 2; distribution [1.0, 1.0, 0.0] */
+    {9.0, 7, 0, 0},  /* node 3: leaf [1.0, 0.0, 0.0]; samples 10; distribution [10.0, 0.0, 0.0] */
+    {HUGE_VAL, 9, 0, 1},  /* node 4: "a" <= inf (float64); missing: node 8 */
+    {12.0, 9, 0, 0},  /* node 7: leaf [0.25, 0.5, 0.25]; samples 4; distribution [1.0, 2.0, 1.0] */
+    {15.0, 10, 0, 0}  /* node 8: leaf [0.0, 0.0, 1.0]; samples 1; distribution [0.0, 0.0, 1.0] */
+};
+static const double classifier_rows_0_V[18] = {
+    0.1, 0.2, 0.7,
+    0.3333333333333333, 0.3333333333333333, 0.3333333333333333,
+    0.5, 0.5, 0.0,
+    1.0, 0.0, 0.0,
+    0.25, 0.5, 0.25,
+    0.0, 0.0, 1.0
+};
+
+static void classifier_rows_0(const double *x, int m, double *acc)
+{
+    double *a;
+    int i[8];
+    int b, n, r, d, o;
+    for (b = 0; b < m; b += 8) {
+        n = m - b < 8 ? m - b : 8;
+        for (r = 0; r < n; r++) i[r] = 0;
+        for (d = 0; d < 3; d++)
+            for (r = 0; r < n; r++)
+                i[r] = classifier_rows_0_T[i[r]].c + (((x[(b + r) * 3 + classifier_rows_0_T[i[r]].f] * (double)classifier_rows_0_T[i[r]].s <= classifier_rows_0_T[i[r]].t) ^ 1) & classifier_rows_0_T[i[r]].s);
+        for (r = 0; r < n; r++) {
+            a = acc + (b + r) * 3;
+            o = (int)classifier_rows_0_T[i[r]].t; a[0] = a[0] + classifier_rows_0_V[o]; a[1] = a[1] + classifier_rows_0_V[o + 1]; a[2] = a[2] + classifier_rows_0_V[o + 2];
+        }
+    }
+}
+
+static void classifier_rows_0_f(const float *x, int m, double *acc)
+{
+    double *a;
+    int i[8];
+    int b, n, r, d, o;
+    for (b = 0; b < m; b += 8) {
+        n = m - b < 8 ? m - b : 8;
+        for (r = 0; r < n; r++) i[r] = 0;
+        for (d = 0; d < 3; d++)
+            for (r = 0; r < n; r++)
+                i[r] = classifier_rows_0_T[i[r]].c + ((((double)x[(b + r) * 3 + classifier_rows_0_T[i[r]].f] * (double)classifier_rows_0_T[i[r]].s <= classifier_rows_0_T[i[r]].t) ^ 1) & classifier_rows_0_T[i[r]].s);
+        for (r = 0; r < n; r++) {
+            a = acc + (b + r) * 3;
+            o = (int)classifier_rows_0_T[i[r]].t; a[0] = a[0] + classifier_rows_0_V[o]; a[1] = a[1] + classifier_rows_0_V[o + 1]; a[2] = a[2] + classifier_rows_0_V[o + 2];
+        }
+    }
+}
+
 /* Every tree, in order, added to each of m rows (x: m rows of features, acc: m rows of
    accumulators holding the base scores): tree by tree, so that a tree's code and tables
    stay in cache across the rows; each row's sum is the same as one row alone. */
 static void classifier_trees(const double *x, int m, double *acc)
 {
-    int r;
-    for (r = 0; r < m; r++) classifier_tree_0(x + r * classifier_N_FEATURES, acc + r * classifier_N_RAW);
+    if (m > 1) classifier_rows_0(x, m, acc);
+    else classifier_tree_0(x, acc);
+}
+
+/* The same from float rows, read as they are (widening a float to double is exact). */
+static void classifier_trees_f(const float *x, int m, double *acc)
+{
+    classifier_rows_0_f(x, m, acc);
 }
 
 static void classifier_start(double *acc)
@@ -106,16 +175,36 @@ void classifier_predict(const double *features, double *out)
 
 void classifier_predict_batch(const double *X, size_t n, double *out)
 {
-    /* one tree: nothing to share across rows, and one row at a time keeps it in registers */
+    double acc[64 * classifier_N_RAW];
+    double raw[classifier_N_RAW];
     size_t i;
-    for (i = 0; i < n; i++) classifier_predict(X + i * classifier_N_FEATURES, out + i * classifier_N_OUTPUTS);
+    int m, r;
+    for (i = 0; i < n; i += (size_t)m) {
+        m = n - i < 64 ? (int)(n - i) : 64;
+        for (r = 0; r < m; r++) classifier_start(acc + r * classifier_N_RAW);
+        classifier_trees(X + i * classifier_N_FEATURES, m, acc);
+        for (r = 0; r < m; r++) {
+            classifier_end(acc + r * classifier_N_RAW, raw);
+            classifier_finish(raw, out + (i + (size_t)r) * classifier_N_OUTPUTS);
+        }
+    }
 }
 
 void classifier_predict_batch_f(const float *X, size_t n, double *out)
 {
-    /* one tree: nothing to share across rows, and one row at a time keeps it in registers */
+    double acc[64 * classifier_N_RAW];
+    double raw[classifier_N_RAW];
     size_t i;
-    for (i = 0; i < n; i++) classifier_predict_f(X + i * classifier_N_FEATURES, out + i * classifier_N_OUTPUTS);
+    int m, r;
+    for (i = 0; i < n; i += (size_t)m) {
+        m = n - i < 64 ? (int)(n - i) : 64;
+        for (r = 0; r < m; r++) classifier_start(acc + r * classifier_N_RAW);
+        classifier_trees_f(X + i * classifier_N_FEATURES, m, acc);
+        for (r = 0; r < m; r++) {
+            classifier_end(acc + r * classifier_N_RAW, raw);
+            classifier_finish(raw, out + (i + (size_t)r) * classifier_N_OUTPUTS);
+        }
+    }
 }
 
 void classifier_predict_f(const float *features, double *out)

@@ -54,8 +54,10 @@ int classifier_predict_class(const double *features);
 void classifier_predict_raw(const double *features, double *raw);
 
 /* n rows at once: X holds n rows of classifier_N_FEATURES (row-major), out receives n rows of
-   classifier_N_OUTPUTS, each the same as classifier_predict on that row. One row at a time (one
-   tree: nothing to share across rows); no allocation, reentrant. */
+   classifier_N_OUTPUTS, each the same as classifier_predict on that row. Trees run over blocks of
+   64 rows so that each tree's code and tables stay in cache (one tree: rows descend
+   together through its table, hiding each other's memory latency); no allocation,
+   reentrant; about 1536 bytes of stack. */
 void classifier_predict_batch(const double *X, size_t n, double *out);
 void classifier_predict_batch_f(const float *X, size_t n, double *out);
 

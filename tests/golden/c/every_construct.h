@@ -68,8 +68,9 @@ int every_construct_predict_class(const double *features);
 void every_construct_predict_raw(const double *features, double *raw);
 
 /* n rows at once: X holds n rows of every_construct_N_FEATURES (row-major), out receives n rows of
-   every_construct_N_OUTPUTS, each the same as every_construct_predict on that row. One row at a time (one
-   tree: nothing to share across rows); no allocation, reentrant. */
+   every_construct_N_OUTPUTS, each the same as every_construct_predict on that row. One row at a time (one tree
+   with categorical or unbalanced splits: nothing to share across rows); no allocation,
+   reentrant. */
 void every_construct_predict_batch(const double *X, size_t n, double *out);
 void every_construct_predict_batch_f(const float *X, size_t n, double *out);
 

@@ -55,8 +55,8 @@ void sigmoid_ensemble_predict_raw(const double *features, double *raw);
 
 /* n rows at once: X holds n rows of sigmoid_ensemble_N_FEATURES (row-major), out receives n rows of
    sigmoid_ensemble_N_OUTPUTS, each the same as sigmoid_ensemble_predict on that row. Trees run over blocks of
-   64 rows so that each tree's code and tables stay in cache; no allocation, reentrant;
-   about 2560 bytes of stack. */
+   64 rows so that each tree's code and tables stay in cache; no allocation,
+   reentrant; about 2560 bytes of stack. */
 void sigmoid_ensemble_predict_batch(const double *X, size_t n, double *out);
 void sigmoid_ensemble_predict_batch_f(const float *X, size_t n, double *out);
 
