@@ -32,8 +32,9 @@ from rulegen.ir.nodes import Model
 from rulegen.targets.base import Target
 from rulegen.targets.java_table import Tables, encode
 
-# Measured by tests/test_target_java.py (test_exp_difference_is_bounded) against glibc 2.36.
-EXP_ULPS = {"float64": 1, "float32": 1}
+# Measured by tests/test_target_java.py (test_exp_difference_is_bounded) against glibc 2.36 on
+# OpenJDK 17 (x86-64): float64 sigmoid/softmax outputs within 2 ulps, float32 ones within 1.
+EXP_ULPS = {"float64": 2, "float32": 1}
 EXP_NOTE = ("exp is StrictMath.exp (fdlibm), not the C library's: raw scores are exact, and "
             "outputs after the {link} link may differ from rulegen's evaluator (glibc) by at "
             "most {ulps} {dtype} ulp(s) on rows where the two exp functions disagree")
