@@ -8,11 +8,13 @@ literal costs one constant and no bytecode per element (up to 65,535 bytes each)
 
 Node arrays (global node id g; a tree's nodes are contiguous, root first):
 
-- ``KIND[g]``: 0 leaf, 1 numeric split with a default child, 2 any other split;
-- leaf: ``LEFT[g]`` is the offset of its values in ``V``;
-- kind 1: go to ``LEFT[g]`` when ``x[FEAT[g]] <= THR[g]``, to ``MISS[g]`` when x is NaN,
-  else to ``RIGHT[g]`` (every test is rewritten to ``<=``: see :func:`le_bound`);
-- kind 2: ``LEFT[g]`` is the offset of a record in ``P`` (ints; doubles in ``D``):
+- ``N[4g .. 4g+3]`` = feature, left, right, missing (one array, so that a step reads one
+  cache line for its ints and one for ``THR[g]``). The feature is -1 for a leaf, -2 for a
+  split other than a numeric one with a default child;
+- leaf: left is the offset of its values in ``V``;
+- numeric split: go to left when ``x[feature] <= THR[g]``, to missing when x is NaN, else
+  to right (every test is rewritten to ``<=``: see :func:`le_bound`);
+- other split: left is the offset of a record in ``P`` (ints; doubles in ``D``):
   ``test, n, child ids..., rule, ...`` where rule 0 is a default child position, 1 a blend
   (offset of its weights in ``D``), 2 surrogates (count, default position, then per
   surrogate its child-if-true and test offset). A test record is ``1 f bound`` (numeric),
@@ -56,15 +58,14 @@ def le_bound(op: str, t: float, dtype: str = "float64") -> float:
 class Tables:
     def __init__(self, model: Model):
         self.model = model
-        self.ints = {k: [] for k in ("KIND", "FEAT", "LEFT", "RIGHT", "MISS", "P",
-                                     "TROOT", "TN", "TOUT", "TBLEND")}
+        self.ints = {k: [] for k in ("N", "P", "TROOT", "TN", "TOUT", "TBLEND")}
         self.doubles = {k: [] for k in ("THR", "V", "D", "TW", "TVW")}
         for tree in model.trees:
             self._tree(tree)
 
     def _tree(self, tree) -> None:
         m, I, F = self.model, self.ints, self.doubles
-        base = len(I["KIND"])
+        base = len(I["N"]) // 4
         blend = lower.has_blend(tree)
         I["TROOT"].append(base)
         I["TN"].append(len(tree.nodes))
@@ -75,9 +76,9 @@ class Tables:
             F["TVW"].append(float(np.float32(tree.weight)) if m.dtype == "float32" else tree.weight)
         vote = m.aggregation == "vote"
         for node in tree.nodes:
-            feat, thr, left, right, miss = 0, 0.0, 0, 0, 0
+            thr, right, miss = 0.0, 0, 0
             if isinstance(node, Leaf):
-                kind, left = 0, len(F["V"])
+                feat, left = -1, len(F["V"])
                 if blend:  # blended: raw values, weighted and accumulated at run time
                     F["V"].extend(node.value)
                 elif vote:
@@ -86,13 +87,11 @@ class Tables:
                     F["V"].extend(lower.leaf_contribution(m, tree, node))
             elif isinstance(node.test, NumericTest) and isinstance(node.missing, DefaultChild):
                 t, kids = node.test, [base + c for c in node.children]
-                kind, feat, thr = 1, t.feature, le_bound(t.op, t.threshold, t.dtype)
+                feat, thr = t.feature, le_bound(t.op, t.threshold, t.dtype)
                 left, right, miss = kids[0], kids[1], kids[node.missing.child]
             else:
-                kind, left = 2, self._record(node, base)
-            for key, v in (("KIND", kind), ("FEAT", feat), ("LEFT", left), ("RIGHT", right),
-                           ("MISS", miss)):
-                I[key].append(v)
+                feat, left = -2, self._record(node, base)
+            I["N"] += [feat, left, right, miss]
             F["THR"].append(thr)
 
     def _record(self, node, base: int) -> int:
