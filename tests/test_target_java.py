@@ -117,7 +117,13 @@ def built() -> dict:
             X = irfixtures.probe_rows(model, limit=3000 if X == "limit" else None)
         rows[name] = X
         jobs.append((rulegen.generate(model, "java", name=f"M{i}_{name}"), X))
+    extra = [("Reader", {}), ("java", {}), ("Math", {}), ("System", {}), ("NoComments", {"comments": False})]
+    for name, options in extra:  # class names that would clash (renamed), and no comments
+        jobs.append((rulegen.generate(cases["every_construct"][0], "java", name=name, **options),
+                     rows["every_construct"]))
     results = run_java(jobs)
+    for res in results[len(cases):]:
+        assert _same(res["out"], results[list(cases).index("every_construct")]["out"])
     return {name: (cases[name][0], rows[name], res) for name, res in zip(cases, results)}
 
 
@@ -242,9 +248,10 @@ def test_java_comment_and_identifier():
         # every backslash run is even, so none can start a \u escape
         for run in text.split("\\")[1::2]:
             assert run == ""
-    for name in ["class", "1st", "年龄", "", "_", "String", "a-b", "Math"]:
+    for name in ["class", "1st", "年龄", "", "_", "String", "a-b", "Math", "Reader", "java"]:
         ident = java_identifier(name)
-        assert ident.isidentifier() and ident.isascii() and ident not in ("class", "String", "Math", "_")
+        assert ident.isidentifier() and ident.isascii()
+        assert ident not in ("class", "String", "Math", "_", "Reader", "java")
 
 
 def test_cli_writes_a_class(tmp_path):

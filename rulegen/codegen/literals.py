@@ -251,13 +251,14 @@ enum extends final finally float for goto if implements import instanceof int in
 native new package private protected public return short static strictfp super switch
 synchronized this throw throws transient try void volatile while true false null var record
 yield sealed permits exports module open opens provides requires to transitive uses with
-Object String Math StrictMath Double Float Integer Long System
+Object String Math StrictMath Double Float Integer Long System IllegalArgumentException Reader java
 """.split())
 
 
 def java_identifier(name: str) -> str:
     """A valid Java class name derived from ``name`` (ASCII letters, digits, underscores), never a
-    keyword, a literal or a ``java.lang`` class the generated code names."""
+    keyword, a literal, a ``java.lang`` class the generated code names, its nested ``Reader``
+    or ``java`` (which would hide the package in ``java.util.Arrays``)."""
     text = c_identifier(str(name), reserved=frozenset())
     if text in JAVA_RESERVED or text == "_":
         text += "_"

@@ -25,6 +25,10 @@ Exactness notes (docs/IR.md is the specification, docs/targets/java.md the summa
 
 from __future__ import annotations
 
+import textwrap
+
+import numpy as np
+
 import rulegen
 from rulegen.codegen import lower
 from rulegen.codegen.jinja import render
@@ -109,12 +113,12 @@ class JavaTarget(Target):
                   f"  {cls}.predictBatch(double[][] rows), and each call with a Double[] row (null = missing)",
                   "x holds the features in order (features()); NaN is missing. A categorical feature takes",
                   "its category code (an index into categories(j)); any other number is an unseen category.",
-                  "",
-                  "Results equal rulegen's reference evaluator bit for bit" + (
-                      "." if m.link == "identity" else ", except: " + EXP_NOTE.format(
-                          link=m.link, ulps=EXP_ULPS[m.dtype], dtype=m.dtype) + "."),
-                  "The model is held as tables (node arrays) decoded from the string DATA at class load;",
-                  "see rulegen/targets/java_table.py for their layout."]
+                  ""]
+        lines += textwrap.wrap("Results equal rulegen's reference evaluator bit for bit" + (
+            "." if m.link == "identity" else ", except: " + EXP_NOTE.format(
+                link=m.link, ulps=EXP_ULPS[m.dtype], dtype=m.dtype) + "."), 92)
+        lines += ["The model is held as tables (node arrays) decoded from the string literals below when",
+                  "the class loads; rulegen/targets/java_table.py documents their layout."]
         if comments:
             lines += ["", "Features:"]
             for j, f in enumerate(m.features[:DOC_FEATURES]):
@@ -131,8 +135,6 @@ class JavaTarget(Target):
 
 
 def lower_round(v: float, dtype: str) -> float:
-    import numpy as np
-
     with np.errstate(over="ignore"):
         return float(np.float32(v)) if dtype == "float32" else float(v)
 
