@@ -32,7 +32,7 @@ def _targets():
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="rulegen")
 def cli():
-    """rulegen: compile decision trees to exact, dependency-free Python, C and SQL.
+    """rulegen: compile decision trees to exact, dependency-free Python, C, SQL and Java.
 
     \b
     Typical use:
@@ -63,7 +63,7 @@ _add_learning_commands()
 @cli.command(name="compile")
 @click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
 @click.option("--target", "target", required=True, metavar="TARGET",
-              help="python, c or sql.")
+              help="python, c, sql or java.")
 @click.option("--dialect", default=None, metavar="DIALECT",
               help="SQL dialect: " + ", ".join(f"{d}{' (default)' if i == 0 else ''}"
                                                for i, d in enumerate(_DIALECTS)) + ".")
@@ -97,8 +97,9 @@ _add_learning_commands()
 @click.option("--no-comments", is_flag=True, help="Leave out provenance comments "
               "(leaf ids, support counts).")
 @click.option("-o", "--output", default=None, type=click.Path(),
-              help="Output file (python, sql) or directory (c; a path ending in .c or .h "
-                   "names the files). Default: NAME.py / NAME.sql / the current directory.")
+              help="Output file (python, sql) or directory (c, java; a path ending in .c or .h "
+                   "names the files, one ending in .java the class). Default: NAME.py / "
+                   "NAME.sql / the current directory.")
 def compile_(model_path, target, dialect, name, table, expressions_only, kept, form,
              precision, positive_only, leaves, batch_block, no_comments, output):
     """Compile MODEL to standalone code with no runtime dependency.
@@ -112,6 +113,7 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
       rulegen compile iris.json --target python -o iris_model.py
       rulegen compile iris.json --target c -o build/        # build/iris.h, build/iris.c
       rulegen compile xgb.json --target c --precision float32 -o fw/   # Cortex-M4F
+      rulegen compile iris.json --target java -o src/Iris.java   # class Iris
       rulegen compile iris.json --target sql --dialect duckdb --table flowers -o iris.sql
       rulegen compile iris.json --target sql --dialect spark --expressions-only -o cols.sql
                                         # items for df.selectExpr(...) in PySpark
@@ -160,11 +162,11 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
     out_dir, base = _output_place(target, output)
     name = name or base or c_identifier(Path(model_path).stem)
     files = generate(model, target, name=name, **options)
-    if target != "c" and output and len(files) == 1:
+    if target not in ("c", "java") and output and len(files) == 1:
         dests = {Path(output): next(iter(files.values()))}
     else:
         dests = {out_dir / fname: text for fname, text in files.items()}
-    if target == "c" and output and not _is_c_file(output):
+    if target in ("c", "java") and output and not _is_c_file(output):
         try:
             out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -174,14 +176,14 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
 
 
 def _is_c_file(output: str) -> bool:
-    return output.endswith((".c", ".h"))
+    return output.endswith((".c", ".h", ".java"))
 
 
 def _output_place(target: str, output: str | None) -> tuple[Path, str | None]:
     if output is None:
         return Path("."), None
     p = Path(output)
-    if target == "c":
+    if target in ("c", "java"):  # java: the file is named after its class, so a directory or NAME.java
         return (p.parent, p.stem) if _is_c_file(output) else (p, None)
     return p.parent, p.stem
 

@@ -135,7 +135,7 @@ def test_ragged_csv_names_line(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("args,needle", [
-    (["--target", "java"], "unknown value 'java'"),
+    (["--target", "cobol"], "unknown value 'cobol'"),  # (java was the example before it became a target)
     (["--target", "pyhton"], "did you mean 'python'"),
     (["--target", "sql", "--dialect", "oracle"], "unknown value 'oracle'"),
     (["--target", "c", "--dialect", "duckdb"], "--dialect applies to the sql target only"),

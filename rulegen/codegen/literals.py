@@ -243,6 +243,37 @@ def sql_comment(s: str) -> str:
     return c_comment(s)
 
 
+# --- Java ----------------------------------------------------------------------------------
+
+JAVA_RESERVED = frozenset("""
+abstract assert boolean break byte case catch char class const continue default do double else
+enum extends final finally float for goto if implements import instanceof int interface long
+native new package private protected public return short static strictfp super switch
+synchronized this throw throws transient try void volatile while true false null var record
+yield sealed permits exports module open opens provides requires to transitive uses with
+Object String Math StrictMath Double Float Integer Long System IllegalArgumentException Reader java
+""".split())
+
+
+def java_identifier(name: str) -> str:
+    """A valid Java class name derived from ``name`` (ASCII letters, digits, underscores), never a
+    keyword, a literal, a ``java.lang`` class the generated code names, its nested ``Reader``
+    or ``java`` (which would hide the package in ``java.util.Arrays``)."""
+    text = c_identifier(str(name), reserved=frozenset())
+    if text in JAVA_RESERVED or text == "_":
+        text += "_"
+    return text
+
+
+def java_comment(s: str) -> str:
+    """Text safe inside a Java ``/* ... */`` or ``//`` comment: one line, ASCII only, no comment
+    terminator, and no ``\\u`` escape: javac decodes those before it sees comments (``\\u002a/``
+    would end one), so every backslash is doubled, which leaves none eligible to start one."""
+    text = _one_line(str(s)).replace("\\", "\\\\")
+    text = "".join(ch if 32 <= ord(ch) < 127 else f"U+{ord(ch):04X}" for ch in text)
+    return text.replace("*/", "* /").replace("/*", "/ *")
+
+
 # --- shared -------------------------------------------------------------------------------------
 
 
