@@ -8,9 +8,11 @@ their labels and anything else is an unseen category.
 
 Exactness: float32 comparisons become float64 ones against bounds from
 :func:`rulegen.codegen.lower.float64_bound`; float32 accumulation rounds every addition and
-division with ``struct`` (exact: a float64 sum or quotient of two float32 values rounded once
-more to float32 is the correctly rounded float32 result, since 53 >= 2 * 24 + 2), mapping
-struct's OverflowError to +-inf; ``math.exp`` is guarded as the evaluator guards it.
+division to float32 (exact: a float64 sum or quotient of two float32 values rounded once more
+to float32 is the correctly rounded float32 result, since 53 >= 2 * 24 + 2): per tree through
+a one-element ``array("f")``, which CPython rounds with C's (float) conversion (checked when
+the module loads, with a ``struct`` fallback), elsewhere with ``struct``, mapping its
+OverflowError to +-inf; ``math.exp`` is guarded as the evaluator guards it.
 Trees are laid out by :mod:`rulegen.targets.python_tree`.
 """
 
@@ -31,7 +33,9 @@ from rulegen.targets.python_tree import (  # noqa: F401  (limits re-exported for
 )
 
 # A module named like one the generated code imports would shadow it when imported itself.
-_IMPORTED = frozenset({"ctypes", "math", "struct"})
+_IMPORTED = frozenset({"array", "ctypes", "math", "struct"})
+# A vector leaf adds to at most this many outputs inline (a[0] += t[0]; ...), more through _add.
+_INLINE_ADDS = 4
 # How much of the feature list the module docstring spells out (FEATURES always has it all).
 DOC_FEATURES = 50
 DOC_CATEGORIES = 10
@@ -64,6 +68,8 @@ class PythonTarget(Target):
         functions, constants, raw_lines = [], [], ["x = _inputs(row)"]
         base = ", ".join(py_float(_dtype(model, b)) for b in model.base_score)
         raw_lines.append(f"a = [{base}]")
+        if f32:
+            raw_lines.append("f = _cell()")
         for i in range(len(model.trees)):
             code = TreeWriter(model, i, comments).write()
             helpers |= code.helpers
@@ -79,6 +85,7 @@ class PythonTarget(Target):
         if classifier:
             helpers.add("argmax")
         inputs, levels_consts = [], []
+        numeric = all(f.kind != "categorical" for f in model.features)
         for j, feat in enumerate(model.features):
             note = "  " + py_comment("# " + py_str(feat.name)) if comments else ""
             if feat.kind == "categorical":
@@ -86,13 +93,15 @@ class PythonTarget(Target):
                 levels_consts.append((f"_LEVELS_{j}", f"frozenset({{{levels}}})"))
                 inputs.append((f"_category(row[{j}], _LEVELS_{j})", note))
             else:
-                helpers.add("number")
+                if not numeric:  # a numeric-only row converts in one map(float, row)
+                    helpers.add("number")
                 inputs.append((f"_number(row[{j}])", note))
         binary = classifier and model.n_raw == 1 and len(model.target.classes) == 2
         return {
             "docstring": py_docstring(self._docstring(model, stem)),
-            "imports": [m for m, need in (("ctypes", "expf" in helpers), ("math", helpers & {"exp", "expf"}),
-                                          ("struct", f32)) if need],
+            "imports": [m for m, need in (("array", f32), ("ctypes", "expf" in helpers),
+                                          ("math", helpers & {"exp", "expf"}), ("struct", f32)) if need],
+            "numeric": numeric,
             "categorical": [j for j, f in enumerate(model.features) if f.kind == "categorical"],
             "features": [py_str(f.name) for f in model.features],
             "task": py_str(model.target.task),
@@ -105,6 +114,9 @@ class PythonTarget(Target):
             "dtype": model.dtype,
             "link": model.link,
             "raw_lines": raw_lines,
+            # predict_proba / predict repeat predict_raw's body: a call less per row
+            "raw_expr": raw_lines[-1].removeprefix("return "),
+            "plain_link": model.link == "identity" and not f32,
             "output_lines": self._link(model),
             "proba": ("[_f32(1.0 - out[0]), out[0]]" if f32 else "[1.0 - out[0], out[0]]") if binary else "out",
         }
@@ -116,12 +128,18 @@ class PythonTarget(Target):
         tree = model.trees[i]
         if returns == "vote":
             w = py_float(_dtype(model, tree.weight))
-            return [f"k = {fn}(x)", f"a[k] = _f32(a[k] + {w})"] if f32 else [f"a[{fn}(x)] += {w}"]
+            return [f"k = {fn}(x)", f"f[0] = a[k] + {w}", "a[k] = f[0]"] if f32 else [f"a[{fn}(x)] += {w}"]
         if returns == "vector":
-            helpers.add("add32" if f32 else "add")
-            return [f"{'_add32' if f32 else '_add'}(a, {fn}(x))"]
+            if f32:
+                helpers.add("add32")
+                return [f"_add32(a, {fn}(x), f)"]
+            if model.n_raw > _INLINE_ADDS:
+                helpers.add("add")
+                return [f"_add(a, {fn}(x))"]
+            return [f"t = {fn}(x)"] + [f"a[{k}] += t[{k}]" for k in range(model.n_raw)]
         k = tree.output or 0
-        return [f"a[{k}] = _f32(a[{k}] + {fn}(x))" if f32 else f"a[{k}] += {fn}(x)"]
+        # the cell f rounds to float32 on assignment: half the time of _f32 (struct) per tree
+        return [f"f[0] = a[{k}] + {fn}(x)", f"a[{k}] = f[0]"] if f32 else [f"a[{k}] += {fn}(x)"]
 
     @staticmethod
     def _finish(model: Model) -> str:

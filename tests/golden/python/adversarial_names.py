@@ -61,11 +61,6 @@ def _argmax(values):
     return best
 
 
-def _add(a, c):
-    for k in range(len(c)):
-        a[k] = a[k] + c[k]
-
-
 def _number(v):
     return _NAN if v is None else float(v)
 
@@ -84,67 +79,64 @@ def _category(v, levels):
 
 # tree 0: 31 nodes, weight 1.0
 def _tree_0(x):
-    x0 = x[0]
-    x3 = x[3]
-    x6 = x[6]
     # node 0: 'select' <= -0.5; missing -> node 1
-    if x0 <= -0.5 or x0 != x0:
+    if not (x[0] > -0.5):
         # node 1: "O'Brien" <= 0.0; missing -> node 4
-        if x3 <= 0.0:
+        if x[3] <= 0.0:
             # node 3: "O'Brien" <= 0.5; missing -> node 7
-            if x3 <= 0.5 or x3 != x3:
+            if not (x[3] > 0.5):
                 # node 7: '1st' by category; missing -> node 16
-                if x6 in {"it's", '*/', '年'}:
+                if x[6] in {"it's", '*/', '年'}:
                     return (0.0, 1.0, 0.0)  # node 15
                 else:
                     return (0.5, 0.5, 0.0)  # node 16
             else:
                 # node 8: '1st' by category; missing -> node 18
-                if x6 in {"it's", '*/', '年'}:
+                if x[6] in {"it's", '*/', '年'}:
                     return (1.0, 0.0, 0.0)  # node 17
                 else:
                     return (0.0, 1.0, 0.0)  # node 18
         else:
             # node 4: 'select' <= 0.5; missing -> node 9
-            if x0 <= 0.5 or x0 != x0:
+            if not (x[0] > 0.5):
                 # node 9: '1st' by category; missing -> node 20
-                if x6 in {"it's", '*/', '年'}:
+                if x[6] in {"it's", '*/', '年'}:
                     return (0.5, 0.5, 0.0)  # node 19
                 else:
                     return (1.0, 0.0, 0.0)  # node 20
             else:
                 # node 10: '1st' by category; missing -> node 22
-                if x6 in {"it's", '*/', '年'}:
+                if x[6] in {"it's", '*/', '年'}:
                     return (0.0, 1.0, 0.0)  # node 21
                 else:
                     return (0.5, 0.5, 0.0)  # node 22
     else:
         # node 2: 'select' <= 0.0; missing -> node 6
-        if x0 <= 0.0:
+        if x[0] <= 0.0:
             # node 5: "O'Brien" <= 0.5; missing -> node 11
-            if x3 <= 0.5 or x3 != x3:
+            if not (x[3] > 0.5):
                 # node 11: '1st' by category; missing -> node 24
-                if x6 in {"it's", '*/', '年'}:
+                if x[6] in {"it's", '*/', '年'}:
                     return (1.0, 0.0, 0.0)  # node 23
                 else:
                     return (0.0, 1.0, 0.0)  # node 24
             else:
                 # node 12: '1st' by category; missing -> node 26
-                if x6 in {"it's", '*/', '年'}:
+                if x[6] in {"it's", '*/', '年'}:
                     return (0.5, 0.5, 0.0)  # node 25
                 else:
                     return (1.0, 0.0, 0.0)  # node 26
         else:
             # node 6: 'select' <= 0.5; missing -> node 13
-            if x0 <= 0.5 or x0 != x0:
+            if not (x[0] > 0.5):
                 # node 13: '1st' by category; missing -> node 28
-                if x6 in {"it's", '*/', '年'}:
+                if x[6] in {"it's", '*/', '年'}:
                     return (0.0, 1.0, 0.0)  # node 27
                 else:
                     return (0.5, 0.5, 0.0)  # node 28
             else:
                 # node 14: '1st' by category; missing -> node 30
-                if x6 in {"it's", '*/', '年'}:
+                if x[6] in {"it's", '*/', '年'}:
                     return (1.0, 0.0, 0.0)  # node 29
                 else:
                     return (0.0, 1.0, 0.0)  # node 30
@@ -179,7 +171,10 @@ def predict_raw(row):
     """The accumulated tree scores before the link (float64), one per raw output."""
     x = _inputs(row)
     a = [0.0, 0.0, 0.0]
-    _add(a, _tree_0(x))
+    t = _tree_0(x)
+    a[0] += t[0]
+    a[1] += t[1]
+    a[2] += t[2]
     return a
 
 
@@ -190,7 +185,13 @@ def _outputs(raw):
 
 def predict_proba(row):
     """Class probabilities, in CLASSES order."""
-    out = _outputs(predict_raw(row))
+    x = _inputs(row)
+    a = [0.0, 0.0, 0.0]
+    t = _tree_0(x)
+    a[0] += t[0]
+    a[1] += t[1]
+    a[2] += t[2]
+    out = a
     return out
 
 

@@ -50,36 +50,24 @@ def _argmax(values):
     return best
 
 
-def _add(a, c):
-    for k in range(len(c)):
-        a[k] = a[k] + c[k]
-
-
-def _number(v):
-    return _NAN if v is None else float(v)
-
-
 # tree 0: 11 nodes, weight 1.0
 def _tree_0(x):
-    x0 = x[0]
-    x1 = x[1]
-    x2 = x[2]
     # node 0: 'a' <= 0.30000000000000004; missing -> node 1
-    if x0 <= 0.30000000000000004 or x0 != x0:
+    if not (x[0] > 0.30000000000000004):
         # node 1: 'b' < 1.100000023841858 (compared in float32); missing -> node 4
-        if x1 <= 1.0999999642372131:
+        if x[1] <= 1.0999999642372131:
             return (1.0, 0.0, 0.0)  # node 3, samples 10.0, distribution 10.0, 0.0, 0.0
         else:
             # node 4: 'a' <= _INF; missing -> node 8
-            if x0 <= _INF:
+            if x[0] <= _INF:
                 return (0.25, 0.5, 0.25)  # node 7, samples 4.0, distribution 1.0, 2.0, 1.0
             else:
                 return (0.0, 0.0, 1.0)  # node 8, samples 1.0, distribution 0.0, 0.0, 1.0
     else:
         # node 2: 'c' <= 1e-300; missing -> node 6
-        if x2 <= 1e-300:
+        if x[2] <= 1e-300:
             # node 5: 'b' <= -2.500000538263333e-39 (compared in float32); missing -> node 9
-            if x1 <= -2.499999837614101e-39 or x1 != x1:
+            if not (x[1] > -2.499999837614101e-39):
                 return (0.5, 0.5, 0.0)  # node 9, samples 2.0, distribution 1.0, 1.0, 0.0
             else:
                 return (0.3333333333333333, 0.3333333333333333, 0.3333333333333333)  # node 10, samples 3.0, distribution 1.0, 1.0, 1.0
@@ -94,11 +82,10 @@ def _inputs(row):
         row = [row[name] for name in _NAMES]
     elif len(row) != 3:
         raise ValueError("expected 3 values in FEATURES order, got %d" % len(row))
-    return [
-        _number(row[0]),  # 'a'
-        _number(row[1]),  # 'b'
-        _number(row[2]),  # 'c'
-    ]
+    try:
+        return list(map(float, row))
+    except TypeError:  # None (missing) somewhere
+        return [_NAN if v is None else float(v) for v in row]
 
 
 def unseen_features(row):
@@ -112,7 +99,10 @@ def predict_raw(row):
     """The accumulated tree scores before the link (float64), one per raw output."""
     x = _inputs(row)
     a = [0.0, 0.0, 0.0]
-    _add(a, _tree_0(x))
+    t = _tree_0(x)
+    a[0] += t[0]
+    a[1] += t[1]
+    a[2] += t[2]
     return a
 
 
@@ -123,7 +113,13 @@ def _outputs(raw):
 
 def predict_proba(row):
     """Class probabilities, in CLASSES order."""
-    out = _outputs(predict_raw(row))
+    x = _inputs(row)
+    a = [0.0, 0.0, 0.0]
+    t = _tree_0(x)
+    a[0] += t[0]
+    a[1] += t[1]
+    a[2] += t[2]
+    out = a
     return out
 
 

@@ -61,11 +61,6 @@ def _argmax(values):
     return best
 
 
-def _add(a, c):
-    for k in range(len(c)):
-        a[k] = a[k] + c[k]
-
-
 def _blend(hits, width):
     """A blended tree's output: the sum over the leaves reached, in node id order, of
     path weight * leaf value (float64, starting from 0.0)."""
@@ -105,34 +100,28 @@ def _tree_0(x):
 
 
 def _tree_0_n0(x, p0, hits, todo):
-    x0 = x[0]
-    x1 = x[1]
-    x2 = x[2]
-    x3 = x[3]
-    x4 = x[4]
-    x5 = x[5]
     # node 0: 'num' <= each of 3 bounds (compared in float32); missing -> node 4
-    if x0 <= -0.9999999701976776:
+    if x[0] <= -0.9999999701976776:
         # node 1: 'colour' by category; missing -> 2 surrogate(s), then node 6
-        if x1 == x1:
-            k2 = 0 if x1 in {'red', "it's"} else 1
-        elif x3 == x3:  # surrogate 1
-            k2 = 1 if x3 < 0.25 else 0
-        elif x2 == x2:  # surrogate 2
-            k2 = 0 if x2 == 'M' else 1
+        if x[1] == x[1]:
+            k2 = 0 if x[1] in {'red', "it's"} else 1
+        elif x[3] == x[3]:  # surrogate 1
+            k2 = 1 if x[3] < 0.25 else 0
+        elif x[2] == x[2]:  # surrogate 2
+            k2 = 0 if x[2] == 'M' else 1
         else:
             k2 = 1
         if k2 == 0:
             hits.append((5, p0, (0.9, 0.1)))  # node 5
         else:
             hits.append((6, p0, (0.2, 0.8)))  # node 6
-    elif x0 <= 0.5000000298023224:
+    elif x[0] <= 0.5000000298023224:
         # node 2: 'size' by category; missing -> every branch, weighted 0.5, 0.3, 0.2; unseen -> node 9
-        if x2 != x2:
+        if x[2] != x[2]:
             k2 = -1
-        elif x2 == 'S':
+        elif x[2] == 'S':
             k2 = 0
-        elif x2 in {'M', 'L'}:
+        elif x[2] in {'M', 'L'}:
             k2 = 1
         else:
             k2 = 2
@@ -142,9 +131,9 @@ def _tree_0_n0(x, p0, hits, todo):
         p1 = p0 * 0.3 if k2 < 0 else p0 if k2 == 1 else 0.0
         if p1 != 0.0:
             # node 8: 'w2' < -0.5; missing -> every branch, weighted 0.75, 0.25
-            if x4 != x4:
+            if x[4] != x[4]:
                 k3 = -1
-            elif x4 < -0.5:
+            elif x[4] < -0.5:
                 k3 = 0
             else:
                 k3 = 1
@@ -157,15 +146,15 @@ def _tree_0_n0(x, p0, hits, todo):
         p1 = p0 * 0.2 if k2 < 0 else p0 if k2 == 2 else 0.0
         if p1 != 0.0:
             hits.append((9, p1, (0.3, 0.7)))  # node 9
-    elif x0 <= 2.2500001192092896:
+    elif x[0] <= 2.2500001192092896:
         # node 3: weighted sum of 'w1', 'w2' < 0.1; missing -> node 10
-        if 0.0 + 0.5 * x3 + -1.25 * x4 < 0.1 or x3 != x3 or x4 != x4:
+        if 0.0 + 0.5 * x[3] + -1.25 * x[4] < 0.1 or x[3] != x[3] or x[4] != x[4]:
             hits.append((10, p0, (0.05, 0.95)))  # node 10
         else:
             hits.append((11, p0, (0.45, 0.55)))  # node 11
     else:
         # node 4: 'code' by category; missing -> node 12; unseen -> node 12
-        if x5 == 20 or x5 is _UNSEEN or x5 != x5:
+        if x[5] == 20 or x[5] is _UNSEEN or x[5] != x[5]:
             hits.append((12, p0, (0.7, 0.3)))  # node 12
         else:
             hits.append((13, p0, (0.15, 0.85)))  # node 13
@@ -199,7 +188,9 @@ def predict_raw(row):
     """The accumulated tree scores before the link (float64), one per raw output."""
     x = _inputs(row)
     a = [0.0, 0.0]
-    _add(a, _tree_0(x))
+    t = _tree_0(x)
+    a[0] += t[0]
+    a[1] += t[1]
     return a
 
 
@@ -210,7 +201,12 @@ def _outputs(raw):
 
 def predict_proba(row):
     """Class probabilities, in CLASSES order."""
-    out = _outputs(predict_raw(row))
+    x = _inputs(row)
+    a = [0.0, 0.0]
+    t = _tree_0(x)
+    a[0] += t[0]
+    a[1] += t[1]
+    out = a
     return out
 
 
