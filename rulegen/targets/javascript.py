@@ -191,21 +191,13 @@ class _Tables:
         return base
 
 
-def _lines(values, fmt) -> list[str]:
-    items = [fmt(v) for v in values] or []
-    return [", ".join(items[i:i + ROW]) for i in range(0, len(items), ROW)]
-
-
 def context(model: Model, comments: bool = True) -> dict:
     tab = _Tables(model)
     vote = model.aggregation == "vote"
-    trees = []
+    roots, blends = [], []
     for tree in model.trees:
-        blended = lower.has_blend(tree)
-        root = tab.add_tree(tree, blended, vote)
-        trees.append({"root": root, "size": len(tree.nodes), "blend": int(blended),
-                      "out": tree.output if tree.output is not None else (0 if model.n_raw == 1 else -1),
-                      "weight": float(tree.weight), "vote_weight": tab.dt(tree.weight)})
+        blends.append(int(lower.has_blend(tree)))
+        roots.append(tab.add_tree(tree, blends[-1], vote))
     classifier = model.target.task == "classification"
     binary = classifier and model.n_raw == 1 and len(model.target.classes) == 2
     divisor = None
@@ -214,24 +206,17 @@ def context(model: Model, comments: bool = True) -> dict:
     elif vote:
         divisor = tab.dt(lower.total_weight(model))
     f32 = model.dtype == "float32"
-    ints = str
-    arrays = [
-        ("KIND", "Uint8Array", _lines(tab.kind, ints)),
-        ("FEAT", "Int32Array", _lines(tab.feat, ints)),
-        ("THR", "Float64Array", _lines(tab.thr, js_number)),
-        ("LEFT", "Int32Array", _lines(tab.left, ints)),
-        ("RIGHT", "Int32Array", _lines(tab.right, ints)),
-        ("MISS", "Int32Array", _lines(tab.miss, ints)),
-        ("VALS", "Float64Array", _lines(tab.vals, js_number)),
-        ("CODE", "Float64Array", _lines(tab.code, js_number)),
-        ("KIDS", "Int32Array", _lines(tab.kids, ints)),
-        ("ROOT", "Int32Array", _lines([t["root"] for t in trees], ints)),
-        ("SIZE", "Int32Array", _lines([t["size"] for t in trees], ints)),
-        ("TOUT", "Int32Array", _lines([t["out"] for t in trees], ints)),
-        ("BLEND", "Uint8Array", _lines([t["blend"] for t in trees], ints)),
-        ("TW", "Float64Array", _lines([t["weight"] for t in trees], js_number)),
-        ("VW", "Float64Array", _lines([t["vote_weight"] for t in trees], js_number)),
-    ]
+    sizes = [len(t.nodes) for t in model.trees]
+    outs = [t.output if t.output is not None else 0 if model.n_raw == 1 else -1 for t in model.trees]
+    arrays = [(name, kind, [", ".join(map(js_number, values[i:i + ROW])) for i in range(0, len(values), ROW)])
+              for name, kind, values in (
+        ("KIND", "Uint8Array", tab.kind), ("FEAT", "Int32Array", tab.feat), ("THR", "Float64Array", tab.thr),
+        ("LEFT", "Int32Array", tab.left), ("RIGHT", "Int32Array", tab.right), ("MISS", "Int32Array", tab.miss),
+        ("VALS", "Float64Array", tab.vals), ("CODE", "Float64Array", tab.code), ("KIDS", "Int32Array", tab.kids),
+        # per tree: first node, node count, output slot (-1: all), blended, weight, vote weight
+        ("ROOT", "Int32Array", roots), ("SIZE", "Int32Array", sizes), ("TOUT", "Int32Array", outs),
+        ("BLEND", "Uint8Array", blends), ("TW", "Float64Array", [t.weight for t in model.trees]),
+        ("VW", "Float64Array", [tab.dt(t.weight) for t in model.trees]))]
     link = model.link
     exp_note = None
     if link != "identity":
@@ -264,9 +249,7 @@ def context(model: Model, comments: bool = True) -> dict:
         "n_outputs": len(model.target.classes) if classifier else model.target.n_outputs,
         "base": [js_number(tab.dt(b)) for b in model.base_score],
         "divisor": None if divisor is None else js_number(divisor),
-        "any_blend": any(t["blend"] for t in trees),
-        "any_generic": 3 in tab.kind,
-        "max_size": max(t["size"] for t in trees),
+        "any_blend": any(blends), "any_generic": 3 in tab.kind, "max_size": max(sizes),
         "arrays": arrays,
         "exp_note": textwrap.wrap(exp_note, 92) if exp_note else [],
         "exp_cap": js_number(float(np.float32(88.7))),
