@@ -2,7 +2,7 @@
 
 Every tree is stored as typed arrays (the table form) that one loop descends, for every model
 size: there is no nesting to overflow V8's parser, no function too big for its optimising
-compiler (TurboFan gives up on very large functions, as m2cgen's output shows), and a
+compiler (TurboFan skips functions over 60 KB of bytecode, --max-optimized-bytecode-size), and a
 2,500-deep chain or 1,000 trees load as a few array literals. Per node (global id ``n``):
 
 - ``KIND[n]``: 0 leaf, 1 ``x < THR[n]``, 2 ``x <= THR[n]`` (a numeric split whose missing
