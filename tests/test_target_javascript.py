@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from run_javascript import as_f32_rows, have_node, run_js
 
+from rulegen.codegen import lower
 from rulegen.codegen.literals import js_comment, js_label, js_number, js_string
 from rulegen.codegen.registry import generate
 from rulegen.errors import RulegenError
@@ -172,8 +173,13 @@ def link_outputs(model: Model, out: np.ndarray) -> np.ndarray:
     return out[:, 1:] if _binary(model) else out
 
 
+def folded(model: Model) -> bool:
+    """One tree without blends: the module holds each leaf's outputs, computed at generation."""
+    return len(model.trees) == 1 and not lower.has_blend(model.trees[0])
+
+
 def exp_bound(model: Model) -> int:
-    if model.link == "identity":
+    if model.link == "identity" or folded(model):
         return 0
     return js.EXP_ULPS_F32 if model.dtype == "float32" else js.EXP_ULPS_F64
 
@@ -264,7 +270,7 @@ def test_exp_difference_within_the_stated_bound(run):
     stats = {dt: {"outputs": 0, "differ": 0, "max_ulps": 0, "flips": 0, "max_abs_proba": 0.0}
              for dt in ("float64", "float32")}
     for key, (model, X) in run["cases"].items():
-        if model.link == "identity":
+        if exp_bound(model) == 0:
             continue
         res = run["results"][key]
         d, a = exp_differences(model, X, res["out"])
@@ -331,6 +337,16 @@ def test_bad_rows_are_refused_not_guessed(run):
     assert api["unseen"] == ["colour", "size", "code"]  # 0.5 is no code
     assert api["unseenNone"] == [] and api["unseenMissing"] == []
     assert run["results"]["regressor"]["api"]["unseen"] == []
+
+
+def test_one_tree_models_with_a_link_are_exact(run):
+    """A one-tree model's outputs are folded per leaf with the evaluator's exp: bit-exact."""
+    keys = [k for k, (m, _X) in run["cases"].items() if folded(m) and m.link != "identity"]
+    assert len(keys) >= 3, keys
+    for key in keys:
+        text = next(iter(run["jobs"][key][0].values()))
+        assert "const OUTS = " in text and "Math.exp is not the C library's exp" not in text
+        check_case(key, *run["cases"][key], run["results"][key])  # exp_bound 0: bit for bit
 
 
 def test_header_states_provenance_and_exp_note():

@@ -50,13 +50,14 @@ from rulegen.targets.base import Target
 # V8's Math.exp is not glibc's exp, and there is no expf: float64 links call Math.exp, float32
 # links Math.fround(Math.exp(x)). Measured with Node.js 20.20 (V8 11.3) against glibc 2.36 on
 # the link outputs of tests/test_target_javascript.py (every fixture, random and imported model
-# with a link, on its probe rows), which asserts these bounds. One ulp of exp can become two in
+# of several trees with a link, on its probe rows), which asserts these bounds. (A one-tree
+# model's outputs are folded per leaf at generation: exact.) One ulp of exp can become two in
 # a softmax (a quotient of two exps) and in 1 - p.
 EXP_ULPS_F64 = 2  # largest difference of a float64 link output, in float64 ulps
 EXP_ULPS_F32 = 2  # largest difference of a float32 link output, in float32 ulps
 EXP_MEASURED = {
-    "float64": "831 of 19,414 outputs differed, none by more than 2 ulps, no class changed",
-    "float32": "20 of 25,489 outputs differed, none by more than 2 ulps, no class changed",
+    "float64": "831 of 17,890 outputs differed, none by more than 2 ulps, no class changed",
+    "float32": "20 of 24,401 outputs differed, none by more than 2 ulps, no class changed",
 }
 EXP_NOTE = ("V8's Math.exp is not the C library's exp: outputs after the {link} link may differ "
             "from rulegen's evaluator (glibc) by up to {ulps} {kind} ulps (on rulegen's test rows "
@@ -191,6 +192,10 @@ class _Tables:
         return base
 
 
+def _lines(values) -> list[str]:
+    return [", ".join(map(js_number, values[i:i + ROW])) for i in range(0, len(values), ROW)]
+
+
 def context(model: Model, comments: bool = True) -> dict:
     tab = _Tables(model)
     vote = model.aggregation == "vote"
@@ -208,8 +213,7 @@ def context(model: Model, comments: bool = True) -> dict:
     f32 = model.dtype == "float32"
     sizes = [len(t.nodes) for t in model.trees]
     outs = [t.output if t.output is not None else 0 if model.n_raw == 1 else -1 for t in model.trees]
-    arrays = [(name, kind, [", ".join(map(js_number, values[i:i + ROW])) for i in range(0, len(values), ROW)])
-              for name, kind, values in (
+    arrays = [(name, kind, _lines(values)) for name, kind, values in (
         ("KIND", "Uint8Array", tab.kind), ("FEAT", "Int32Array", tab.feat), ("THR", "Float64Array", tab.thr),
         ("LEFT", "Int32Array", tab.left), ("RIGHT", "Int32Array", tab.right), ("MISS", "Int32Array", tab.miss),
         ("VALS", "Float64Array", tab.vals), ("CODE", "Float64Array", tab.code), ("KIDS", "Int32Array", tab.kids),
@@ -217,9 +221,18 @@ def context(model: Model, comments: bool = True) -> dict:
         ("ROOT", "Int32Array", roots), ("SIZE", "Int32Array", sizes), ("TOUT", "Int32Array", outs),
         ("BLEND", "Uint8Array", blends), ("TW", "Float64Array", [t.weight for t in model.trees]),
         ("VW", "Float64Array", [tab.dt(t.weight) for t in model.trees]))]
+    # one tree without blends: each leaf's outputs as the evaluator computes them, exact whatever
+    # the exp (OUTS[node * N_OUTPUTS + k]); as the C target's one-tree fold
+    folded = len(model.trees) == 1 and not blends[0] and model.link != "identity"
+    if folded:
+        leaves, _raw, out = lower.leaf_outputs(model)
+        outs = [0.0] * (len(model.trees[0].nodes) * out.shape[1])
+        for i, nid in enumerate(leaves):
+            outs[nid * out.shape[1]:(nid + 1) * out.shape[1]] = [float(v) for v in out[i]]
+        arrays.append(("OUTS", "Float64Array", _lines(outs)))
     link = model.link
     exp_note = None
-    if link != "identity":
+    if link != "identity" and not folded:
         ulps, kind = (EXP_ULPS_F32, "float32") if f32 else (EXP_ULPS_F64, "float64")
         exp_note = EXP_NOTE.format(link=link, ulps=ulps, kind=kind, measured=EXP_MEASURED[model.dtype])
     p = model.provenance
@@ -249,7 +262,7 @@ def context(model: Model, comments: bool = True) -> dict:
         "n_outputs": len(model.target.classes) if classifier else model.target.n_outputs,
         "base": [js_number(tab.dt(b)) for b in model.base_score],
         "divisor": None if divisor is None else js_number(divisor),
-        "any_blend": any(blends), "any_generic": 3 in tab.kind, "max_size": max(sizes),
+        "folded": folded, "any_blend": any(blends), "any_generic": 3 in tab.kind, "max_size": max(sizes),
         "arrays": arrays,
         "exp_note": textwrap.wrap(exp_note, 92) if exp_note else [],
         "exp_cap": js_number(float(np.float32(88.7))),
