@@ -7,6 +7,7 @@ it can never end a string, a comment or an identifier early.
 
 from __future__ import annotations
 
+import json
 import keyword
 import math
 import re
@@ -289,3 +290,44 @@ def py_identifier(name: str) -> str:
     if keyword.iskeyword(text) or keyword.issoftkeyword(text):
         text += "_"
     return text
+
+
+# --- JavaScript ---------------------------------------------------------------------------
+
+
+def js_number(v: float) -> str:
+    """A JavaScript number literal that reads back to the identical double: repr is the
+    shortest round-trip decimal and JS parses decimals correctly rounded; -0 keeps its sign."""
+    v = float(v)
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    if v == 0.0:
+        return "-0" if math.copysign(1.0, v) < 0 else "0"
+    text = repr(v)
+    return text[:-2] if text.endswith(".0") else text
+
+
+def js_string(s) -> str:
+    """A double-quoted JS string literal of ``s``, pure ASCII: quotes, backslashes, control
+    characters, U+2028/U+2029 (line terminators in older engines) and every non-ASCII code
+    unit become escapes (json.dumps does this, lone surrogates included); ``<`` too, so the
+    text cannot close a ``<script>`` element it is pasted into."""
+    return json.dumps(str(s), ensure_ascii=True).replace("<", "\\u003c")
+
+
+def js_label(v) -> str:
+    """A class label: integers stay numbers (BigInt literals beyond 2**53), text is a string."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v) if abs(v) <= 2**53 else f"{v}n"
+    return js_string(v)
+
+
+def js_comment(s) -> str:
+    """Text safe inside ``/* ... */`` or after ``//``: one line (no JS line terminator), no
+    comment delimiters, ASCII only."""
+    text = _one_line(str(s)).replace("*/", "* /").replace("/*", "/ *")
+    return text.encode("ascii", "backslashreplace").decode()

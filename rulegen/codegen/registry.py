@@ -8,6 +8,7 @@ from rulegen.ir.validate import validate
 from rulegen.targets.base import Target
 from rulegen.targets.c import CTarget
 from rulegen.targets.java import JavaTarget
+from rulegen.targets.javascript import JavaScriptTarget
 from rulegen.targets.python import PythonTarget
 from rulegen.targets.sql import SqlTarget
 
@@ -16,6 +17,7 @@ TARGETS: dict[str, type[Target]] = {
     "c": CTarget,
     "sql": SqlTarget,
     "java": JavaTarget,
+    "javascript": JavaScriptTarget,
 }
 
 
