@@ -8,12 +8,14 @@ from rulegen.ir.validate import validate
 from rulegen.targets.base import Target
 from rulegen.targets.c import CTarget
 from rulegen.targets.python import PythonTarget
+from rulegen.targets.rust import RustTarget
 from rulegen.targets.sql import SqlTarget
 
 TARGETS: dict[str, type[Target]] = {
     "python": PythonTarget,
     "c": CTarget,
     "sql": SqlTarget,
+    "rust": RustTarget,
 }
 
 
