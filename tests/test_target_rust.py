@@ -298,3 +298,17 @@ def test_cli_compiles_to_a_rust_file(tmp_path):
                                    str(tmp_path / "iris_model.rs")])
     assert res.exit_code == 0, res.output
     assert "pub fn predict(" in (tmp_path / "iris_model.rs").read_text()
+
+
+def test_both_forms_are_exercised():
+    """Numeric trees with default children take the fast rows, the rest node rows; random
+    models mix both in one model (accumulated in tree order all the same)."""
+    def counts(model):
+        text = rulegen.generate(model, "rust", name="m")["m.rs"]
+        fast = int(re.search(r"static FR: \[R; (\d+)\]", text).group(1)) - 1  # less the idle row
+        nodes = int(re.search(r"static NK: \[u8; (\d+)\]", text).group(1))
+        return fast, nodes
+    assert counts(irfixtures.sigmoid_ensemble()) [1] == 0 and counts(irfixtures.sigmoid_ensemble())[0] > 0
+    assert counts(irfixtures.every_construct())[0] == 0
+    mixed = [name for name in CASES if name.startswith("random_") and all(counts(CASES[name][0]))]
+    assert len(mixed) >= 3, mixed

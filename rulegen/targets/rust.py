@@ -42,7 +42,7 @@ _TYPES = {
     "NN": "u32", "CH": "u32", "TK": "u8", "TF": "u32", "TT": "f64", "TA": "u32", "TN": "u32",
     "CM": "u16", "IB": "f64", "IL": "u8", "OF": "u32", "OW": "f64", "ST": "u32", "SC": "u8",
     "BW": "f64", "LV": "acc", "BV": "f64", "RK": "u8", "RR": "u32", "RE": "u32", "RS": "u32",
-    "RW": "f64", "RV": "acc",
+    "RW": "f64", "RV": "acc", "FR": "R", "SG_FIRST": "u32", "SG_COUNT": "u32", "SG_STEPS": "u32",
 }
 
 
@@ -72,8 +72,11 @@ class RustTarget(Target):
         for name, ty in _TYPES.items():
             values = t.a[name]
             fmt = lit.get(ty, str)
-            text = [fmt(v) for v in values]
-            lines = [", ".join(text[i:i + _PER_LINE]) + "," for i in range(0, len(text), _PER_LINE)]
+            if ty == "R":  # fast rows: R(bound or payload, slot, first child)
+                text, per = [f"R({rust_f64(v)}, {f}, {c})" for v, f, c in values], _PER_LINE // 4
+            else:
+                text, per = [fmt(v) for v in values], _PER_LINE
+            lines = [", ".join(text[i:i + per]) + "," for i in range(0, len(text), per)]
             tables.append({"name": name, "type": acc if ty == "acc" else ty, "len": len(values),
                            "lines": lines})
         m, prov = model, model.provenance
@@ -106,4 +109,5 @@ class RustTarget(Target):
             "base": [lit["acc"](float(np.float32(b)) if f32 else b) for b in m.base_score],
             "tables": tables,
             "has_blend": rust_table.R_BLEND in t.a["RK"],
+            "chains": rust_table.CHAINS,
         }

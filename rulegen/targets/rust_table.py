@@ -16,6 +16,15 @@ small walker in the template descends them. A row's kind says how it routes:
   ``NU`` is the child position for an unseen category.
 
 Children of a split are ``CH[NC + position]``. Nothing here recurses.
+
+**Fast rows.** A tree whose splits are all numeric with a default child (XGBoost, LightGBM
+and scikit-learn numeric trees) is written instead as 16-byte rows ``R(t, slot, c)`` of ``FR``,
+laid out as the C target's table form lays them out (:mod:`rulegen.targets.c_table`): every
+test becomes ``xx[slot] <= t`` where ``xx`` is ``[0.0, x..., -x...]``, a true test goes to row
+``c`` and a false one or NaN to ``c + 1``, so a step has no branch. A leaf row steps to itself
+(``slot`` 0, ``c`` = its row, or one less when ``!(0.0 <= t)``) and holds its payload in ``t``,
+so ``CHAINS`` trees descend together for as many steps as the deepest of them. ``SG`` lists
+the segments in tree order: a run of up to ``CHAINS`` fast trees, or one tree of node rows.
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from rulegen.codegen import lower
+from rulegen.targets import c_table
 from rulegen.ir.nodes import (
     Blend,
     CategoricalTest,
@@ -41,6 +51,14 @@ T_LT, T_LE, T_CAT, T_INTERVAL, T_OBL_LT, T_OBL_LE = 1, 2, 3, 4, 5, 6
 # tree kinds (R_K): how a tree's leaf reaches the accumulator
 R_SCALAR, R_VECTOR, R_VOTE, R_BLEND = 0, 1, 2, 3
 UNSEEN = 65535  # a code no group takes, in CM
+# Fast trees descended together. rustc 1.95 -O, big_ensemble(1000): see docs/targets/rust.md.
+CHAINS = 8
+
+
+def is_fast(tree) -> bool:
+    """Whether a tree can be written as fast rows: numeric splits with a default child only."""
+    return all(isinstance(n, Leaf) or (isinstance(n.test, NumericTest) and isinstance(n.missing, DefaultChild))
+               for n in tree.nodes)
 
 
 class Tables:
@@ -50,12 +68,25 @@ class Tables:
         self.model = model
         self.f32 = model.dtype == "float32"
         names = ("NK NF NV NC NM NU NA NN CH TK TF TT TA TN CM IB IL OF OW ST SC BW LV BV "
-                 "RK RR RE RS RW RV").split()
+                 "RK RR RE RS RW RV FR SG_FIRST SG_COUNT SG_STEPS").split()
         self.a: dict[str, list] = {n: [] for n in names}
+        self.a["FR"].append((0.0, 0, 0))  # row 0 steps to itself: idle chains wait there
         self._tests: dict = {}
         self._lv: dict = {}
         for i, tree in enumerate(model.trees):
             self._tree(i, tree)
+        sg = self.a
+        for i, tree in enumerate(model.trees):
+            fast = is_fast(tree) and self.a["RK"][i] != R_BLEND
+            run = (fast and sg["SG_FIRST"] and sg["SG_COUNT"][-1]
+                   and 0 < sg["SG_COUNT"][-1] < CHAINS)
+            if run:
+                sg["SG_COUNT"][-1] += 1
+                sg["SG_STEPS"][-1] = max(sg["SG_STEPS"][-1], lower.depth(tree))
+            else:
+                sg["SG_FIRST"].append(i)
+                sg["SG_COUNT"].append(1 if fast else 0)
+                sg["SG_STEPS"].append(lower.depth(tree) if fast else 0)
 
     def _acc(self, v: float) -> float:
         return float(np.float32(v)) if self.f32 else float(v)
@@ -119,11 +150,16 @@ class Tables:
         else:
             kind = R_SCALAR if tree.output is not None or m.n_raw == 1 else R_VECTOR
         a["RK"].append(kind)
-        a["RR"].append(base)
-        a["RE"].append(base + len(tree.nodes))
         a["RS"].append(tree.output or 0)
         a["RW"].append(float(tree.weight))
         a["RV"].append(self._acc(tree.weight))
+        if kind != R_BLEND and is_fast(tree):
+            a["RR"].append(len(a["FR"]))
+            a["RE"].append(len(a["FR"]))
+            self._fast_tree(tree, kind)
+            return
+        a["RR"].append(base)
+        a["RE"].append(base + len(tree.nodes))
         for node in tree.nodes:
             if isinstance(node, Leaf):
                 row = (K_LEAF, self._leaf(tree, node, kind), 0.0, 0, 0, 0, 0, 0)
@@ -153,3 +189,21 @@ class Tables:
             a["ST"].append(self._test(s.test))
             a["SC"].append(s.child_if_true)
         return (K_TEST, tid, 0.0, first, -2 - rule.default, unseen, start, len(rule.surrogates))
+
+    def _fast_tree(self, tree, kind: int) -> None:
+        rows, nf = self.a["FR"], len(self.model.features)
+        numeric = c_table._numeric_tests(tree)
+        order = c_table.layout(tree, numeric)
+        row_of = {nid: len(rows) + r for r, nid in enumerate(order)}
+        for nid in order:
+            node, row = tree.nodes[nid], row_of[nid]
+            if isinstance(node, Leaf):
+                if kind == R_SCALAR:  # the contribution itself, not an offset
+                    t = float(lower.leaf_contribution(self.model, tree, node)[0])
+                else:
+                    t = float(self._leaf(tree, node, kind))
+                rows.append((t, 0, row - 1 + (0.0 <= t)))
+                continue
+            sign, bound, swap = numeric[nid]
+            slot = 0 if sign is None else 1 + node.test.feature + (nf if sign < 0 else 0)
+            rows.append((bound, slot, row_of[node.children[1] if swap else node.children[0]]))
