@@ -65,9 +65,6 @@ class RustTarget(Target):
         acc = "f32" if f32 else "f64"
         lit = {"f64": rust_f64, "acc": rust_f32 if f32 else rust_f64}
         t = rust_table.Tables(model)
-        for tree_i, _ in enumerate(model.trees):  # blended trees keep their width in RS
-            if t.a["RK"][tree_i] == rust_table.R_BLEND and model.trees[tree_i].output is None:
-                t.a["RS"][tree_i] = model.n_raw
         tables = []
         for name, ty in _TYPES.items():
             values = t.a[name]
@@ -95,7 +92,7 @@ class RustTarget(Target):
         return {
             "stem": stem, "version": rulegen.__version__, "comments": comments,
             "source": ", ".join(rust_comment(s) for s in (prov.algorithm, prov.library) if s),
-            "n_trees": len(m.trees), "n_nodes": len(t.a["NK"]), "aggregation": m.aggregation,
+            "n_trees": len(m.trees), "n_nodes": sum(len(tree.nodes) for tree in model.trees), "aggregation": m.aggregation,
             "link": m.link, "dtype": m.dtype, "f32": f32, "acc": acc, "task": m.target.task,
             "target_name": rust_comment(show(m.target.name)), "classifier": classifier,
             "binary": classifier and m.n_raw == 1 and len(m.target.classes) == 2,

@@ -150,7 +150,8 @@ class Tables:
         else:
             kind = R_SCALAR if tree.output is not None or m.n_raw == 1 else R_VECTOR
         a["RK"].append(kind)
-        a["RS"].append(tree.output or 0)
+        # the slot a scalar tree adds to; a blended tree without one keeps n_raw there ("all")
+        a["RS"].append(tree.output if tree.output is not None else m.n_raw if kind == R_BLEND else 0)
         a["RW"].append(float(tree.weight))
         a["RV"].append(self._acc(tree.weight))
         if kind != R_BLEND and is_fast(tree):

@@ -1,0 +1,152 @@
+"""rulegen's Rust target beside m2cgen's Rust, side by side in one program: ns/row and exactness.
+
+    python3 benchmarks/bench_rust.py            # the 500-tree XGBoost model and the 100-tree forest
+
+Inputs (from the shared harness, ../shared/bench): the models' IR (``--ir DIR``, written by
+/tmp/proto/mk3.py from the harness's cache), the same live models for m2cgen (loaded by
+``--m2cgen-python``, the interpreter that has m2cgen 0.10, from ``RG_BENCH_CACHE``), and
+100,000 float32 rows of 20 features (``--rows``, row-major). Each generated module is built
+alone (rustc -C opt-level=3, at most 8 GB: the machine is shared) with a driver that times it
+over every row (the best of ``--passes`` full passes) and writes every output as its 64-bit
+pattern; this script compares both with rulegen's evaluator (the oracle, itself bit-exact against
+XGBoost and scikit-learn in tests/test_import_*.py). m2cgen's API is ``score(Vec<f64>) ->
+Vec<f64>``: its time includes building that Vec per row, as a caller must.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import rulegen  # noqa: E402
+from rulegen.ir import evaluate as ev  # noqa: E402
+from rulegen.ir.serialize import loads  # noqa: E402
+
+MODELS = ("xgb500_d6_bin", "rf100_d10_bin")
+
+_EXPORT = r"""
+import os, sys, threading
+os.environ["RG_BENCH_CACHE"] = sys.argv[2]
+sys.path.insert(0, sys.argv[3])
+import m2cgen, models
+sys.setrecursionlimit(1_000_000)
+threading.stack_size(1024 * 1024 * 1024)  # m2cgen recurses per tree level and member
+out = {}
+t = threading.Thread(target=lambda: out.update(v=m2cgen.export_to_rust(models.get_model(sys.argv[1]).model)))
+t.start(); t.join()
+open(sys.argv[4], "w").write(out["v"].replace("fn score(", "pub fn score(", 1))
+"""
+
+_MAIN = r"""
+mod @MOD@;
+use std::time::Instant;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let (rows, out_path, passes): (&str, &str, usize) = (&args[1], &args[2], args[3].parse().unwrap());
+    let b = std::fs::read(rows).unwrap();
+    let xs: Vec<f64> = b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap()) as f64).collect();
+    let n = xs.len() / 20;
+    let mut out: Vec<f64> = Vec::with_capacity(n * 2);
+    let mut best = f64::INFINITY;
+    for _ in 0..passes {
+        out.clear();
+        let t = Instant::now();
+        @SCORE@
+        best = best.min(t.elapsed().as_nanos() as f64 / n as f64);
+    }
+    println!("{:.1}", best);
+    let mut o = Vec::with_capacity(out.len() * 8);
+    for x in &out { o.extend_from_slice(&x.to_bits().to_le_bytes()); }
+    std::fs::write(out_path, o).unwrap();
+}
+"""
+
+_RULEGEN = """out.resize(n * @MOD@::N_OUTPUTS, 0.0);
+        @MOD@::predict_batch(&xs, &mut out);"""
+# m2cgen's API: score(Vec<f64>) -> Vec<f64>, one row at a time
+_M2CGEN = """for row in xs.chunks_exact(20) {
+            out.extend_from_slice(&@MOD@::score(row.to_vec()));
+        }"""
+MEMORY_LIMIT_KB = 8_000_000  # rustc is stopped beyond 8 GB: the machine is shared
+
+
+def build_and_run(work: Path, module: str, score: str, rows: str, passes: int) -> tuple[str, float | None]:
+    """One crate for one generated module: (what happened, ns/row or None)."""
+    crate = work / f"crate_{module}"
+    crate.mkdir()
+    (crate / f"{module}.rs").write_text((work / f"{module}.rs").read_text())
+    (crate / "main.rs").write_text(_MAIN.replace("@SCORE@", score).replace("@MOD@", module))
+    t0 = time.perf_counter()
+    proc = subprocess.run(["bash", "-c", f"ulimit -v {MEMORY_LIMIT_KB}; exec rustc --edition 2021 "
+                           "-C opt-level=3 --cap-lints allow -o bench main.rs"],
+                          cwd=crate, capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    if proc.returncode != 0:
+        why = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1][:120]
+        return f"rustc -C opt-level=3 failed after {seconds:.0f} s ({why})", None
+    run = subprocess.run([str(crate / "bench"), rows, str(work / f"{module}.out"), str(passes)],
+                         check=True, capture_output=True, text=True).stdout
+    return f"rustc -C opt-level=3 {seconds:.1f} s", float(run.strip())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ir", default="/tmp/proto")
+    ap.add_argument("--rows", default="/tmp/proto/x.bin")
+    ap.add_argument("--m2cgen-python", default="/tmp/benchvenv/bin/python")
+    ap.add_argument("--cache", default="/tmp/rgbench/cache")
+    ap.add_argument("--harness", default=str(ROOT.parent / "shared" / "bench"))
+    ap.add_argument("--passes", type=int, default=3)
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bench-rust-"))
+    X = np.fromfile(args.rows, dtype="<f4").astype(np.float64).reshape(-1, 20)
+    lines = []
+    for i, name in enumerate(MODELS):
+        model = loads(Path(args.ir, f"{name}.json").read_text())
+        rg, m2c = f"rg{i}", f"m2c{i}"
+        t0 = time.perf_counter()
+        (work / f"{rg}.rs").write_text(rulegen.generate(model, "rust", name=rg)[f"{rg}.rs"])
+        t1 = time.perf_counter()
+        subprocess.run([args.m2cgen_python, "-c", _EXPORT, name, args.cache, args.harness,
+                        str(work / f"{m2c}.rs")], check=True)
+        t2 = time.perf_counter()
+        print(f"{name}: rulegen generates {t1 - t0:.1f} s "
+              f"({(work / f'{rg}.rs').stat().st_size / 1e6:.1f} MB), m2cgen {t2 - t1:.1f} s "
+              f"({(work / f'{m2c}.rs').stat().st_size / 1e6:.1f} MB)", flush=True)
+        want = ev.predict_proba(model, X)
+        cls = np.argmax(want, axis=1)
+        cells = []
+        for who, score in ((rg, _RULEGEN), (m2c, _M2CGEN)):
+            built, ns = build_and_run(work, who, score.replace("@MOD@", who), args.rows, args.passes)
+            print(f"  {who}: {built}" + (f", {ns:.0f} ns/row" if ns else ""), flush=True)
+            if ns is None:
+                cells += ["-", built]
+                continue
+            got = np.fromfile(work / f"{who}.out", dtype="<u8").view("<f8").reshape(want.shape)
+            rows = (got != want).any(axis=1)
+            flips = (np.argmax(got, axis=1) != cls).sum()
+            err = np.abs(got - want).max()
+            cells += [f"{ns:,.0f}", "yes, bit for bit" if not rows.any() else
+                      f"no: {rows.sum():,} rows differ (max {err:.1e}), {flips} label flips"]
+        ratio = f"{float(cells[0].replace(',', '')) / float(cells[2].replace(',', '')):.2f}x" \
+            if cells[2] != "-" else "-"
+        lines.append(f"| {name} | {cells[0]} | {cells[2]} | {ratio} | {cells[1]} | {cells[3]} |")
+    print(f"\n{len(X):,} rows; ns/row, the best of {args.passes} full passes; outputs against "
+          "rulegen's evaluator\n")
+    print("| model | rulegen Rust | m2cgen Rust | rulegen/m2cgen | rulegen exact | m2cgen exact |")
+    print("|---|---|---|---|---|---|")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
