@@ -6,7 +6,7 @@ Inputs (from the shared harness, ../shared/bench): the models' IR (``--ir DIR``,
 /tmp/proto/mk3.py from the harness's cache), the same live models for m2cgen (loaded by
 ``--m2cgen-python``, the interpreter that has m2cgen 0.10, from ``RG_BENCH_CACHE``), and
 100,000 float32 rows of 20 features (``--rows``, row-major). Each generated module is built
-alone (rustc -C opt-level=3, at most 8 GB: the machine is shared) with a driver that times it
+alone (rustc -C opt-level=3, stopped beyond 8 GB resident or 15 minutes: the machine is shared) with a driver that times it
 over every row (the best of ``--passes`` full passes) and writes every output as its 64-bit
 pattern; this script compares both with rulegen's evaluator (the oracle, itself bit-exact against
 XGBoost and scikit-learn in tests/test_import_*.py). m2cgen's API is ``score(Vec<f64>) ->
@@ -27,9 +27,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import rulegen  # noqa: E402
-from rulegen.ir import evaluate as ev  # noqa: E402
-from rulegen.ir.serialize import loads  # noqa: E402
+import rulegen
+from rulegen.ir import evaluate as ev
+from rulegen.ir.serialize import loads
 
 MODELS = ("xgb500_d6_bin", "rf100_d10_bin")
 
@@ -77,7 +77,32 @@ _RULEGEN = """out.resize(n * @MOD@::N_OUTPUTS, 0.0);
 _M2CGEN = """for row in xs.chunks_exact(20) {
             out.extend_from_slice(&@MOD@::score(row.to_vec()));
         }"""
-MEMORY_LIMIT_KB = 8_000_000  # rustc is stopped beyond 8 GB: the machine is shared
+MEMORY_LIMIT_KB = 8_000_000  # rustc is stopped beyond 8 GB resident: the machine is shared
+TIME_LIMIT = 900  # and beyond 15 minutes
+
+
+def _rustc(crate: Path) -> tuple[int, str, float]:
+    """rustc -C opt-level=3 on crate/main.rs, watched: (exit code, last error line, seconds)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(["rustc", "--edition", "2021", "-C", "opt-level=3", "--cap-lints", "allow",
+                             "-o", "bench", "main.rs"], cwd=crate, stderr=subprocess.PIPE, text=True)
+    peak, why = 0, ""
+    while proc.poll() is None:
+        time.sleep(0.5)
+        try:
+            status = Path(f"/proc/{proc.pid}/status").read_text()
+            rss = int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS")))
+        except (OSError, StopIteration):
+            continue
+        peak = max(peak, rss)
+        if rss > MEMORY_LIMIT_KB or time.perf_counter() - t0 > TIME_LIMIT:
+            proc.kill()
+            why = f"stopped at {rss / 1e6:.1f} GB resident"
+    err = proc.stderr.read()
+    seconds = time.perf_counter() - t0
+    if proc.returncode and not why:
+        why = (err.strip().splitlines() or [f"exit {proc.returncode}"])[-1][:120]
+    return proc.returncode, why or f"peak {peak / 1e6:.1f} GB", seconds
 
 
 def build_and_run(work: Path, module: str, score: str, rows: str, passes: int) -> tuple[str, float | None]:
@@ -86,17 +111,12 @@ def build_and_run(work: Path, module: str, score: str, rows: str, passes: int) -
     crate.mkdir()
     (crate / f"{module}.rs").write_text((work / f"{module}.rs").read_text())
     (crate / "main.rs").write_text(_MAIN.replace("@SCORE@", score).replace("@MOD@", module))
-    t0 = time.perf_counter()
-    proc = subprocess.run(["bash", "-c", f"ulimit -v {MEMORY_LIMIT_KB}; exec rustc --edition 2021 "
-                           "-C opt-level=3 --cap-lints allow -o bench main.rs"],
-                          cwd=crate, capture_output=True, text=True)
-    seconds = time.perf_counter() - t0
-    if proc.returncode != 0:
-        why = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1][:120]
+    code, why, seconds = _rustc(crate)
+    if code != 0:
         return f"rustc -C opt-level=3 failed after {seconds:.0f} s ({why})", None
     run = subprocess.run([str(crate / "bench"), rows, str(work / f"{module}.out"), str(passes)],
                          check=True, capture_output=True, text=True).stdout
-    return f"rustc -C opt-level=3 {seconds:.1f} s", float(run.strip())
+    return f"rustc -C opt-level=3 {seconds:.1f} s ({why})", float(run.strip())
 
 
 def main() -> None:

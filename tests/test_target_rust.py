@@ -22,7 +22,16 @@ import rulegen
 from rulegen.codegen.literals import rust_comment, rust_identifier, rust_string
 from rulegen.errors import RulegenError
 from rulegen.ir import evaluate as ev
-from rulegen.ir.nodes import DefaultChild, Feature, IntervalTest, Leaf, Model, Split, Target, Tree
+from rulegen.ir.nodes import (
+    DefaultChild,
+    Feature,
+    IntervalTest,
+    Leaf,
+    Model,
+    Split,
+    Target,
+    Tree,
+)
 from rulegen.ir.validate import validate
 
 pytestmark = pytest.mark.skipif(not have_rustc(), reason="no Rust compiler (rustc) on PATH")
@@ -111,7 +120,10 @@ def _imported() -> dict[str, tuple[Model, np.ndarray]]:
         except ImportError:
             pass
         try:
-            from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+            from sklearn.ensemble import (
+                HistGradientBoostingClassifier,
+                RandomForestClassifier,
+            )
 
             from rulegen.importers.sklearn import from_sklearn
             rf = RandomForestClassifier(n_estimators=15, max_depth=6, random_state=0).fit(X0, y)
@@ -229,7 +241,7 @@ def test_exp_is_the_evaluators_bit_for_bit(built):
     """The measured difference of the links through exp: none, in f64 and in f32."""
     total = 0
     for case in CASES:
-        model, X = CASES[case]
+        model, _X = CASES[case]
         if model.link == "identity":
             continue
         want = np.asarray(expected_for(case)["out"], dtype=np.float64)

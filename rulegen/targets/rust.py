@@ -27,7 +27,13 @@ import numpy as np
 import rulegen
 from rulegen.codegen import lower
 from rulegen.codegen.jinja import render
-from rulegen.codegen.literals import rust_comment, rust_f32, rust_f64, rust_identifier, rust_string
+from rulegen.codegen.literals import (
+    rust_comment,
+    rust_f32,
+    rust_f64,
+    rust_identifier,
+    rust_string,
+)
 from rulegen.errors import RulegenError, UnsupportedFeatureError
 from rulegen.ir.nodes import Model
 from rulegen.targets import rust_table

@@ -32,7 +32,6 @@ from __future__ import annotations
 import numpy as np
 
 from rulegen.codegen import lower
-from rulegen.targets import c_table
 from rulegen.ir.nodes import (
     Blend,
     CategoricalTest,
@@ -44,6 +43,7 @@ from rulegen.ir.nodes import (
     NumericTest,
     Split,
 )
+from rulegen.targets import c_table
 
 K_LEAF, K_LT, K_LE, K_TEST = 0, 1, 2, 3
 # test kinds (T_K)
