@@ -73,6 +73,9 @@ fn main() {
 
 _RULEGEN = """out.resize(n * @MOD@::N_OUTPUTS, 0.0);
         @MOD@::predict_batch(&xs, &mut out);"""
+_RULEGEN_ROW = """for row in xs.chunks_exact(20) {
+            out.extend_from_slice(&@MOD@::predict(row.try_into().unwrap()));
+        }"""
 # m2cgen's API: score(Vec<f64>) -> Vec<f64>, one row at a time
 _M2CGEN = """for row in xs.chunks_exact(20) {
             out.extend_from_slice(&@MOD@::score(row.to_vec()));
@@ -105,16 +108,17 @@ def _rustc(crate: Path) -> tuple[int, str, float]:
     return proc.returncode, why or f"peak {peak / 1e6:.1f} GB", seconds
 
 
-def build_and_run(work: Path, module: str, score: str, rows: str, passes: int) -> tuple[str, float | None]:
+def build_and_run(work: Path, module: str, score: str, rows: str, passes: int,
+                  tag: str) -> tuple[str, float | None]:
     """One crate for one generated module: (what happened, ns/row or None)."""
-    crate = work / f"crate_{module}"
+    crate = work / f"crate_{tag}"
     crate.mkdir()
     (crate / f"{module}.rs").write_text((work / f"{module}.rs").read_text())
     (crate / "main.rs").write_text(_MAIN.replace("@SCORE@", score).replace("@MOD@", module))
     code, why, seconds = _rustc(crate)
     if code != 0:
         return f"rustc -C opt-level=3 failed after {seconds:.0f} s ({why})", None
-    run = subprocess.run([str(crate / "bench"), rows, str(work / f"{module}.out"), str(passes)],
+    run = subprocess.run([str(crate / "bench"), rows, str(work / f"{tag}.out"), str(passes)],
                          check=True, capture_output=True, text=True).stdout
     return f"rustc -C opt-level=3 {seconds:.1f} s ({why})", float(run.strip())
 
@@ -127,6 +131,8 @@ def main() -> None:
     ap.add_argument("--cache", default="/tmp/rgbench/cache")
     ap.add_argument("--harness", default=str(ROOT.parent / "shared" / "bench"))
     ap.add_argument("--passes", type=int, default=3)
+    ap.add_argument("--one-row", action="store_true", help="also time rulegen's one-row predict")
+    ap.add_argument("--no-m2cgen", action="store_true", help="rulegen alone")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-rust-"))
     X = np.fromfile(args.rows, dtype="<f4").astype(np.float64).reshape(-1, 20)
@@ -137,34 +143,37 @@ def main() -> None:
         t0 = time.perf_counter()
         (work / f"{rg}.rs").write_text(rulegen.generate(model, "rust", name=rg)[f"{rg}.rs"])
         t1 = time.perf_counter()
-        subprocess.run([args.m2cgen_python, "-c", _EXPORT, name, args.cache, args.harness,
-                        str(work / f"{m2c}.rs")], check=True)
+        if not args.no_m2cgen:
+            subprocess.run([args.m2cgen_python, "-c", _EXPORT, name, args.cache, args.harness,
+                            str(work / f"{m2c}.rs")], check=True)
         t2 = time.perf_counter()
         print(f"{name}: rulegen generates {t1 - t0:.1f} s "
-              f"({(work / f'{rg}.rs').stat().st_size / 1e6:.1f} MB), m2cgen {t2 - t1:.1f} s "
-              f"({(work / f'{m2c}.rs').stat().st_size / 1e6:.1f} MB)", flush=True)
+              f"({(work / f'{rg}.rs').stat().st_size / 1e6:.1f} MB)"
+              + ("" if args.no_m2cgen else f", m2cgen {t2 - t1:.1f} s "
+                 f"({(work / f'{m2c}.rs').stat().st_size / 1e6:.1f} MB)"), flush=True)
         want = ev.predict_proba(model, X)
         cls = np.argmax(want, axis=1)
-        cells = []
-        for who, score in ((rg, _RULEGEN), (m2c, _M2CGEN)):
-            built, ns = build_and_run(work, who, score.replace("@MOD@", who), args.rows, args.passes)
-            print(f"  {who}: {built}" + (f", {ns:.0f} ns/row" if ns else ""), flush=True)
+        runs = [("rulegen predict_batch", rg, _RULEGEN)]
+        runs += [("rulegen predict, row by row", rg, _RULEGEN_ROW)] if args.one_row else []
+        runs += [] if args.no_m2cgen else [("m2cgen score, row by row", m2c, _M2CGEN)]
+        for j, (label, who, score) in enumerate(runs):
+            tag = f"{who}_{j}"
+            built, ns = build_and_run(work, who, score.replace("@MOD@", who), args.rows, args.passes, tag)
+            print(f"  {label}: {built}" + (f", {ns:.0f} ns/row" if ns else ""), flush=True)
             if ns is None:
-                cells += ["-", built]
+                lines.append(f"| {name} | {label} | - | {built} |")
                 continue
-            got = np.fromfile(work / f"{who}.out", dtype="<u8").view("<f8").reshape(want.shape)
+            got = np.fromfile(work / f"{tag}.out", dtype="<u8").view("<f8").reshape(want.shape)
             rows = (got != want).any(axis=1)
             flips = (np.argmax(got, axis=1) != cls).sum()
             err = np.abs(got - want).max()
-            cells += [f"{ns:,.0f}", "yes, bit for bit" if not rows.any() else
-                      f"no: {rows.sum():,} rows differ (max {err:.1e}), {flips} label flips"]
-        ratio = f"{float(cells[0].replace(',', '')) / float(cells[2].replace(',', '')):.2f}x" \
-            if cells[2] != "-" else "-"
-        lines.append(f"| {name} | {cells[0]} | {cells[2]} | {ratio} | {cells[1]} | {cells[3]} |")
+            lines.append(f"| {name} | {label} | {ns:,.0f} | " + (
+                "yes, bit for bit" if not rows.any() else
+                f"no: {rows.sum():,} of {len(X):,} rows differ (max {err:.1e}), {flips} label flips") + " |")
     print(f"\n{len(X):,} rows; ns/row, the best of {args.passes} full passes; outputs against "
           "rulegen's evaluator\n")
-    print("| model | rulegen Rust | m2cgen Rust | rulegen/m2cgen | rulegen exact | m2cgen exact |")
-    print("|---|---|---|---|---|---|")
+    print("| model | code | ns/row | exact |")
+    print("|---|---|---|---|")
     print("\n".join(lines))
 
 
