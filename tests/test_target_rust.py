@@ -20,7 +20,7 @@ from run_rust import RustJob, have_rustc, run_rust
 
 import rulegen
 from rulegen.codegen.literals import rust_comment, rust_identifier, rust_string
-from rulegen.errors import RulegenError
+from rulegen.errors import RulegenError, UnsupportedFeatureError
 from rulegen.ir import evaluate as ev
 from rulegen.ir.nodes import (
     DefaultChild,
@@ -28,6 +28,7 @@ from rulegen.ir.nodes import (
     IntervalTest,
     Leaf,
     Model,
+    MultiwayTest,
     Split,
     Target,
     Tree,
@@ -324,3 +325,13 @@ def test_both_forms_are_exercised():
     assert counts(irfixtures.every_construct())[0] == 0
     mixed = [name for name in CASES if name.startswith("random_") and all(counts(CASES[name][0]))]
     assert len(mixed) >= 3, mixed
+
+
+def test_too_wide_a_split_is_refused():
+    n = 65535
+    nodes = (Split(MultiwayTest(0, tuple((i,) for i in range(n))), tuple(range(1, n + 1)),
+                   DefaultChild(0), unseen=0),) + tuple(Leaf((0.0,)) for _ in range(n))
+    model = Model((Feature("c", "categorical", tuple(range(n))),), Target("regression"),
+                  (Tree(nodes),), (0.0,))
+    with pytest.raises(UnsupportedFeatureError, match="65535 children"):
+        rulegen.generate(model, "rust", name="w")

@@ -64,7 +64,7 @@ class RustTarget(Target):
         try:
             return {f"{stem}.rs": render("rust/module.rs.j2", self.context(model, stem, comments))}
         except ValueError as e:  # a lone surrogate in a name or label
-            raise UnsupportedFeatureError(str(e)) from None
+            raise UnsupportedFeatureError("rust", str(e)) from None
 
     def context(self, model: Model, stem: str, comments: bool = True) -> dict:
         f32 = model.dtype == "float32"

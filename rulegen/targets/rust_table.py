@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from rulegen.codegen import lower
+from rulegen.errors import UnsupportedFeatureError
 from rulegen.ir.nodes import (
     Blend,
     CategoricalTest,
@@ -67,8 +68,9 @@ class Tables:
     def __init__(self, model: Model):
         self.model = model
         self.f32 = model.dtype == "float32"
-        names = ("NK NF NV NC NM NU NA NN CH TK TF TT TA TN CM IB IL OF OW ST SC BW LV BV "
-                 "RK RR RE RS RW RV FR SG_FIRST SG_COUNT SG_STEPS").split()
+        names = ["NK", "NF", "NV", "NC", "NM", "NU", "NA", "NN", "CH", "TK", "TF", "TT", "TA", "TN",
+                 "CM", "IB", "IL", "OF", "OW", "ST", "SC", "BW", "LV", "BV", "RK", "RR", "RE", "RS",
+                 "RW", "RV", "FR", "SG_FIRST", "SG_COUNT", "SG_STEPS"]
         self.a: dict[str, list] = {n: [] for n in names}
         self.a["FR"].append((0.0, 0, 0))  # row 0 steps to itself: idle chains wait there
         self._tests: dict = {}
@@ -171,6 +173,9 @@ class Tables:
 
     def _split(self, node: Split, base: int) -> tuple:
         a = self.a
+        if len(node.children) >= UNSEEN:  # positions are u16, UNSEEN marks "no group"
+            raise UnsupportedFeatureError("rust", f"a split with {len(node.children)} children "
+                                                  f"(up to {UNSEEN - 1})")
         first = len(a["CH"])
         a["CH"].extend(base + c for c in node.children)
         test, rule = node.test, node.missing
