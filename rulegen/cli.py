@@ -32,7 +32,8 @@ def _targets():
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="rulegen")
 def cli():
-    """rulegen: compile decision trees to exact, dependency-free Python, C, SQL, Java and JavaScript.
+    """rulegen: compile decision trees to exact, dependency-free Python, C, SQL, Java, JavaScript
+    and Rust.
 
     \b
     Typical use:
@@ -63,7 +64,7 @@ _add_learning_commands()
 @cli.command(name="compile")
 @click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
 @click.option("--target", "target", required=True, metavar="TARGET",
-              help="python, c, sql, java or javascript.")
+              help="python, c, sql, java, javascript or rust.")
 @click.option("--dialect", default=None, metavar="DIALECT",
               help="SQL dialect: " + ", ".join(f"{d}{' (default)' if i == 0 else ''}"
                                                for i, d in enumerate(_DIALECTS)) + ".")
@@ -97,9 +98,9 @@ _add_learning_commands()
 @click.option("--no-comments", is_flag=True, help="Leave out provenance comments "
               "(leaf ids, support counts).")
 @click.option("-o", "--output", default=None, type=click.Path(),
-              help="Output file (python, sql, javascript) or directory (c, java; a path ending in "
-                   ".c or .h names the files, one ending in .java the class). Default: NAME.py / "
-                   "NAME.sql / NAME.mjs / the current directory.")
+              help="Output file (python, sql, javascript, rust) or directory (c, java; a path "
+                   "ending in .c or .h names the files, one ending in .java the class). Default: "
+                   "NAME.py / NAME.sql / NAME.mjs / NAME.rs / the current directory.")
 def compile_(model_path, target, dialect, name, table, expressions_only, kept, form,
              precision, positive_only, leaves, batch_block, no_comments, output):
     """Compile MODEL to standalone code with no runtime dependency.
@@ -116,6 +117,7 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
       rulegen compile iris.json --target java -o src/Iris.java   # class Iris
       rulegen compile iris.json --target javascript -o iris.mjs  # an ES module
       rulegen compile iris.json --target sql --dialect duckdb --table flowers -o iris.sql
+      rulegen compile iris.json --target rust -o src/iris.rs
       rulegen compile iris.json --target sql --dialect spark --expressions-only -o cols.sql
                                         # items for df.selectExpr(...) in PySpark
 
@@ -124,8 +126,12 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
        NAME_predict_batch(X, n, out); missing is NaN, categories are codes (listed in
        NAME.h). Compile with any C99 compiler. --precision float32: the same with float.
     Python: predict(row), predict_proba(row); standard library only.
+    Java: one class (NAME.java, Java 11): predict(x), predictProba(x), predictRaw(x) and batch
+       forms; missing is NaN (or null in a Double[]), categories are codes.
     JavaScript: an ES module (NAME.mjs): predict(row), predictProba(row), predictRaw(row),
-    predictBatch(rows); null, undefined or NaN is missing, categories are codes.
+       predictBatch(rows); null, undefined or NaN is missing, categories are codes.
+    Rust: NAME.rs, one module with no crates: predict(&x), predict_class(&x),
+       predict_batch(xs, out); missing is NaN (predict_opt: None), categories are codes.
     SQL: SELECT <features>, prediction, prob_<class>... FROM TABLE (--keep adds other
     columns, such as a key); NULL is missing, and NaN where the engine has it. One nested
     CASE per tree; the header says how to run a big model (PostgreSQL: SET jit = off;

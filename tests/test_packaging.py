@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from rulegen.codegen.registry import TARGETS
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -27,7 +29,7 @@ def wheel(tmp_path_factory) -> Path:
 def test_wheel_carries_templates_and_grammar(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     templates = {n for n in names if n.startswith("rulegen/templates/")}
-    for target in ("c", "python", "sql", "javascript"):
+    for target in TARGETS:  # every target's template folder
         assert any(n.startswith(f"rulegen/templates/{target}/") and n.endswith(".j2")
                    for n in templates), target
     assert "rulegen/grammar/rules.lark" in names

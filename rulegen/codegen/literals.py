@@ -331,3 +331,69 @@ def js_comment(s) -> str:
     comment delimiters, ASCII only."""
     text = _one_line(str(s)).replace("*/", "* /").replace("/*", "/ *")
     return text.encode("ascii", "backslashreplace").decode()
+
+
+# --- Rust ------------------------------------------------------------------------------------
+
+RUST_RESERVED = frozenset("""
+as break const continue crate else enum extern false fn for if impl in let loop match mod move
+mut pub ref return self Self static struct super trait true type unsafe use where while async
+await dyn abstract become box do final macro override priv typeof unsized virtual yield try gen
+union std core alloc main
+""".split())
+
+
+def rust_f64(v: float) -> str:
+    """Rust f64 literal: the shortest repr, which Rust's (correctly rounding) parser reads back
+    exactly; infinities by name. Negative values are plain ``-1.5`` (valid in arrays and
+    after a comparison operator)."""
+    v = float(v)
+    if math.isnan(v):
+        return "f64::NAN"
+    if math.isinf(v):
+        return "f64::INFINITY" if v > 0 else "f64::NEG_INFINITY"
+    text = repr(v)
+    return text if ("." in text or "e" in text) else text + ".0"
+
+
+def rust_f32(v: float) -> str:
+    """Rust f32 literal for a float32 value: the fewest digits that read back to it."""
+    v = float(v)
+    if math.isnan(v):
+        return "f32::NAN"
+    if math.isinf(v):
+        return "f32::INFINITY" if v > 0 else "f32::NEG_INFINITY"
+    if float(np.float32(v)) != v:
+        raise ValueError(f"{v!r} is not a float32 value")
+    text = shortest_f32(v)
+    return text if ("." in text or "e" in text) else text + ".0"
+
+
+def rust_string(s) -> str:
+    """Rust string literal; everything outside printable ASCII (and quote, backslash) is an
+    escape, so the source is ASCII and no character can end the string. Rust strings are
+    UTF-8: a lone surrogate has no spelling and is refused."""
+    out = []
+    for ch in str(s):
+        o = ord(ch)
+        if 0xD800 <= o <= 0xDFFF:
+            raise ValueError(f"{s!r}: a lone surrogate cannot be written in a Rust string")
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif 32 <= o < 127:
+            out.append(ch)
+        else:
+            out.append(f"\\u{{{o:x}}}")
+    return '"' + "".join(out) + '"'
+
+
+def rust_comment(s: str) -> str:
+    """Text safe after ``//``: one line, ASCII only (rustc denies bidirectional-control
+    characters in comments by default), no ``/*`` (block comments nest in Rust)."""
+    text = _one_line(str(s)).replace("/*", "/ *").replace("*/", "* /")
+    return text.encode("ascii", "backslashreplace").decode()
+
+
+def rust_identifier(name: str) -> str:
+    """A valid Rust module/identifier name (ASCII letters, digits, underscores) from ``name``."""
+    return c_identifier(name, RUST_RESERVED | C_RESERVED)

@@ -10,6 +10,7 @@ from rulegen.targets.c import CTarget
 from rulegen.targets.java import JavaTarget
 from rulegen.targets.javascript import JavaScriptTarget
 from rulegen.targets.python import PythonTarget
+from rulegen.targets.rust import RustTarget
 from rulegen.targets.sql import SqlTarget
 
 TARGETS: dict[str, type[Target]] = {
@@ -18,6 +19,7 @@ TARGETS: dict[str, type[Target]] = {
     "sql": SqlTarget,
     "java": JavaTarget,
     "javascript": JavaScriptTarget,
+    "rust": RustTarget,
 }
 
 
