@@ -7,6 +7,7 @@ from rulegen.ir.nodes import Model
 from rulegen.ir.validate import validate
 from rulegen.targets.base import Target
 from rulegen.targets.c import CTarget
+from rulegen.targets.go import GoTarget
 from rulegen.targets.python import PythonTarget
 from rulegen.targets.sql import SqlTarget
 
@@ -14,6 +15,7 @@ TARGETS: dict[str, type[Target]] = {
     "python": PythonTarget,
     "c": CTarget,
     "sql": SqlTarget,
+    "go": GoTarget,
 }
 
 
