@@ -124,7 +124,7 @@ def _member(f: int, codes) -> Cond:
         while j + 1 < len(codes) and codes[j + 1] == codes[j] + 1:
             j += 1
         if j - i >= 2:
-            parts.append(Cond(f"(x[{f}] >= {codes[i]} && x[{f}] <= {codes[j]} && {_integral(f)})", 3))
+            parts.append(Cond(f"x[{f}] >= {codes[i]} && x[{f}] <= {codes[j]} && {_integral(f)}", 1))
             i = j + 1
         else:
             parts.append(Cond(f"x[{f}] == {codes[i]}", 2))
@@ -133,7 +133,7 @@ def _member(f: int, codes) -> Cond:
 
 
 def _known(f: int, n: int) -> Cond:
-    return Cond(f"(x[{f}] >= 0 && x[{f}] <= {n - 1} && {_integral(f)})", 3)
+    return Cond(f"x[{f}] >= 0 && x[{f}] <= {n - 1} && {_integral(f)}", 1)
 
 
 def show(v) -> str:
@@ -325,10 +325,10 @@ def emit_goto(em: Emitter, leaf_lines) -> list[str]:
         chain, other = em.route(nid, True)
         following = order[pos + 1]
         if len(chain) == 1 and node.children[chain[0][1]] == following:
-            out.append(f"{INDENT}if {cnot(chain[0][0]).text} {{ {jump(node.children[other])} }}")
+            out += [f"{INDENT}if {cnot(chain[0][0]).text} {{", INDENT * 2 + jump(node.children[other]), INDENT + "}"]
             continue
         for c, k in chain:
-            out.append(f"{INDENT}if {c.text} {{ {jump(node.children[k])} }}")
+            out += [f"{INDENT}if {c.text} {{", INDENT * 2 + jump(node.children[k]), INDENT + "}"]
         if node.children[other] != following:
             out.append(INDENT + jump(node.children[other]))
     return out
@@ -347,8 +347,9 @@ def emit_blend(em: Emitter, width: int, leaf_values) -> list[str]:
         if note:
             out.append(ind + note)
         if isinstance(node, Leaf):
-            body = "; ".join(f"o[{k}] = o[{k}] + float64(p[{nid}]*{v})" for k, v in enumerate(leaf_values(node)))
-            out.append(f"{ind}if p[{nid}] != 0 {{ {body} }}")
+            out.append(f"{ind}if p[{nid}] != 0 {{")
+            out += [f"{ind2}o[{k}] = o[{k}] + float64(p[{nid}]*{v})" for k, v in enumerate(leaf_values(node))]
+            out.append(f"{ind}}}")
             continue
         out.append(f"{ind}if p[{nid}] != 0 {{")
         kids = node.children

@@ -1,0 +1,287 @@
+"""The Go target: generate, build with the real go toolchain, run on adversarial rows, compare
+bit for bit with the evaluator (raw scores always; outputs too, except that links with exp go
+through Go's math.Exp, whose measured difference is asserted here).
+
+Every model of this module is built in ONE ``go build`` (one package per model in one module;
+tests/run_go.py), run once, and the tests below look up their model's results.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import re
+import shutil
+import warnings
+
+import irfixtures as F
+import numpy as np
+import pytest
+from run_go import have_go, run_go_many
+from test_target_c import far_codes, table_ensemble, tableable  # the C tests' table-form models
+
+from rulegen.codegen.literals import go_comment, go_float, go_identifier, go_string
+from rulegen.errors import RulegenError
+from rulegen.ir import evaluate as ev
+from rulegen.ir.nodes import Blend, DefaultChild, Feature, Leaf, Model, NumericTest, Split, Target, Tree
+from rulegen.ir.validate import validate
+from rulegen.targets import go_table
+from rulegen.targets.go import GoTarget
+
+pytestmark = pytest.mark.skipif(not have_go(), reason="no go toolchain on PATH (Debian: golang-go)")
+
+FORMS = ("auto", "nested", "goto", "table")
+# Go's math.Exp is not glibc's exp: measured on this module's rows (docs/targets/go.md), outputs
+# of links with exp differ from the evaluator by at most this many units in the last place of
+# max(|value|, 1) for probabilities (1 - p carries p's difference) or of |value| for exp outputs.
+EXP_ULPS = 2
+
+
+def _f32_variant(model: Model) -> Model:
+    return validate(dataclasses.replace(model, dtype="float32"))
+
+
+def _without_blends(model: Model, child: int) -> Model:
+    def fix(n):
+        if isinstance(n, Split) and isinstance(n.missing, Blend):
+            return dataclasses.replace(n, missing=DefaultChild(min(child, len(n.children) - 1)))
+        return n
+    return validate(dataclasses.replace(model, trees=tuple(
+        dataclasses.replace(t, nodes=tuple(fix(n) for n in t.nodes)) for t in model.trees)))
+
+
+def _edges(dtype: str) -> Model:
+    """Every awkward threshold, both ops, one single-split tree each with leaf 2**k, so the sum
+    says exactly which trees went left (the table's +-x <= t rewriting at its limits)."""
+    tiny = 5e-324 if dtype == "float64" else float(np.nextafter(np.float32(0), np.float32(1)))
+    big = 1.7976931348623157e308 if dtype == "float64" else F.F32MAX
+    trees = []
+    for t in [-math.inf, -big, -1.5, -tiny, -0.0, 0.0, tiny, 2.0**-126, 1.5, big, math.inf]:
+        for op in ("<", "<="):
+            for missing in (0, 1):
+                trees.append(Tree((Split(NumericTest(0, op, t, dtype), (1, 2), DefaultChild(missing)),
+                                   Leaf((2.0 ** len(trees),)), Leaf((0.0,)))))
+    return validate(Model((Feature("x"),), Target("regression", "y"), tuple(trees), (0.0,)))
+
+
+@functools.lru_cache(maxsize=1)
+def _cases() -> dict[str, tuple[Model, np.ndarray, dict]]:
+    cases = {}
+    for name, model in F.all_models().items():
+        X = F.probe_rows(model)
+        for form in FORMS:
+            cases[f"{name}_{form}"] = (model, X, {"form": form})
+        cases[f"{name}_f32"] = (_f32_variant(model), X, {})
+    cases["nocomments"] = (F.every_construct(), F.probe_rows(F.every_construct()), {"comments": False})
+    for child in (0, 1, 2):
+        model = _without_blends(F.every_construct(), child)
+        for form in ("nested", "goto"):
+            cases[f"noblend{child}_{form}"] = (model, F.probe_rows(model), {"form": form})
+    for seed in range(36):
+        model = F.random_model(seed)
+        cases[f"r{seed}"] = (model, F.probe_rows(model, seed=seed), {"form": FORMS[seed % 4]})
+        if seed % 3 == 0:
+            cases[f"r{seed}_f32"] = (_f32_variant(model), F.probe_rows(model, seed=seed), {})
+    for seed in range(12):  # random models made table-expressible: every table path
+        model = tableable(F.random_model(seed), seed)
+        cases[f"t{seed}"] = (model, far_codes(model, F.probe_rows(model, seed=seed), seed), {"form": "table"})
+    for seed, width in [(0, None), (1, None), (4, None), (2, 6), (9, 7)]:
+        model = table_ensemble(seed, width=width)
+        X = far_codes(model, F.probe_rows(model, seed=seed, limit=2500), seed)
+        cases[f"e{seed}"] = (model, X, {"form": "table"})
+    for dtype in ("float64", "float32"):
+        edge = _edges(dtype)
+        cases[f"edges_{dtype}"] = (edge, F.probe_rows(edge, n_random=50), {"form": "table"})
+        cases[f"hostile_{dtype}"] = (F.hostile_model(dtype), F.probe_rows(F.hostile_model(dtype)), {})
+    chain = F.chain(2500)
+    cases["chain_auto"] = (chain, F.probe_rows(chain), {})
+    cases["chain_goto"] = (chain, F.probe_rows(chain), {"form": "goto"})
+    big = F.big_ensemble(1000)
+    cases["big_auto"] = (big, F.probe_rows(big, limit=3000), {})
+    return cases
+
+
+@pytest.fixture(scope="module")
+def runs():
+    cases = _cases()
+    files = {name: GoTarget().generate(model, name=name, **opts) for name, (model, _X, opts) in cases.items()}
+    res = run_go_many({name: (files[name], X) for name, (_m, X, _o) in cases.items()})
+    print(f"\ngo build of {len(cases)} packages: {res['_build_seconds']:.1f} s, run {res['_run_seconds']:.1f} s")
+    return cases, files, res
+
+
+def _expected(model: Model, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        raw = ev.raw_scores(model, X).astype(np.float64)
+        if model.target.task == "classification":
+            return raw, ev.predict_proba(model, X), ev.predict_class_index(model, X)
+        return raw, ev.predict_value(model, X), None
+
+
+def _same(a, b) -> np.ndarray:
+    return (a == b) | (np.isnan(a) & np.isnan(b))
+
+
+def compare(model: Model, X: np.ndarray, got: dict) -> dict:
+    """Raw bit for bit; outputs bit for bit, or within EXP_ULPS for links with exp; classes;
+    the batch equal to the one-row calls bit for bit. Returns how many outputs differed."""
+    raw, out, cls = _expected(model, X)
+    bad = ~_same(got["raw"], raw)
+    assert not bad.any(), (f"raw differs on {bad.any(axis=1).sum()} rows; first {X[bad.any(axis=1)][0].tolist()}: "
+                           f"go {got['raw'][bad.any(axis=1)][0].tolist()} vs {raw[bad.any(axis=1)][0].tolist()}")
+    assert np.array_equal(got["batch"].view(np.uint64), got["out"].view(np.uint64))
+    dt = out.dtype
+    mine = got["out"].astype(dt)
+    assert np.array_equal(mine.astype(np.float64), got["out"], equal_nan=True)  # float32 outputs are float32
+    differ = ~_same(mine, out)
+    if model.link == "identity":
+        assert not differ.any(), f"outputs differ: {mine[differ][:4]} vs {out[differ][:4]}"
+    elif differ.any():
+        assert not (np.isnan(mine) ^ np.isnan(out)).any() and not (np.isinf(mine) ^ np.isinf(out)).any()
+        scale = np.maximum(np.abs(out), 1.0) if cls is not None else np.abs(out)
+        ulps = np.abs(mine - out)[differ] / np.spacing(scale[differ].astype(dt))
+        assert ulps.max() <= EXP_ULPS, f"{model.link} outputs differ by {ulps.max()} ulps (bound {EXP_ULPS})"
+    if cls is not None:
+        assert np.array_equal(got["class"], cls)
+    return {"outputs": out.size, "differ": int(differ.sum())}
+
+
+# --- every case, exactly -------------------------------------------------------------------------
+
+
+def _names():
+    return sorted(_cases())
+
+
+@pytest.mark.parametrize("case", _names())
+def test_exact(runs, case):
+    cases, _files, res = runs
+    model, X, _opts = cases[case]
+    compare(model, X, res[case])
+
+
+def test_forms_used(runs):
+    """auto picks the table for big models (as the C target's sizes), forced forms stick where
+    the tree allows them, blends always take the forward pass."""
+    cases_, files, _res = runs
+
+    def forms(name):
+        text = next(iter(files[name].values()))
+        return set(re.findall(r"^// tree \d+: [^\n]*?, (nested|goto|blend|table) form", text, re.MULTILINE))
+
+    assert forms("chain_auto") == {"table"} and forms("chain_goto") == {"goto"}
+    assert forms("big_auto") == {"table"}
+    assert forms("every_construct_auto") == {"blend"}
+    assert forms("noblend0_goto") == {"goto"} and forms("noblend0_nested") == {"nested"}
+    assert forms("forest_mean_table") == {"table"} and forms("classifier_nested") == {"nested"}
+    assert all(forms(f"t{seed}") == {"table"} for seed in range(12))
+    assert all(go_table.supports(t) for t in cases_["t3"][0].trees)
+
+
+def test_exp_difference_is_measured(runs):
+    """The count the docs state: how many link outputs differ from the evaluator's (glibc exp)."""
+    cases, _files, res = runs
+    total = {"float64": [0, 0], "float32": [0, 0]}
+    for name, (model, X, _o) in cases.items():
+        if model.link != "identity":
+            c = compare(model, X, res[name])
+            total[model.dtype][0] += c["differ"]
+            total[model.dtype][1] += c["outputs"]
+    print(f"\noutputs of exp links differing from the evaluator: float64 {total['float64'][0]} of "
+          f"{total['float64'][1]}, float32 {total['float32'][0]} of {total['float32'][1]}")
+    assert total["float64"][1] and total["float32"][1]
+
+
+def test_names_read_back(runs):
+    cases, files, res = runs
+    for name in ("adversarial_names_auto", "hostile_float64"):
+        model = cases[name][0]
+        assert res[name]["feature_names"] == [f.name for f in model.features]
+        assert res[name]["classes"] == [str(c) for c in model.target.classes]
+        text = next(iter(files[name].values()))
+        assert text.isascii() and "\x00" not in text
+        # user text appears only inside strings and comments
+        code = re.sub(r'"(\\.|[^"\\])*"', '""', text)
+        code = "\n".join(line.split("//")[0] for line in code.splitlines())
+        for f in model.features:
+            if len(f.name) > 3:
+                assert f.name not in code
+
+
+def test_unseen_counts(runs):
+    cases, _files, res = runs
+    model, X, _o = cases["every_construct_auto"]
+    want = np.zeros(len(X), dtype=np.int64)
+    for j, f in enumerate(model.features):
+        if f.kind == "categorical":
+            v = X[:, j]
+            with np.errstate(invalid="ignore"):
+                known = (v == np.floor(v)) & (v >= 0) & (v < len(f.categories))
+            want += (~known & ~np.isnan(v)).astype(np.int64)
+    assert np.array_equal(res["every_construct_auto"]["unseen"], want)
+
+
+# --- text ---------------------------------------------------------------------------------------
+
+
+def test_header_and_api():
+    text = GoTarget().generate(F.sigmoid_ensemble(), name="My Model")["my_model.go"]
+    assert text.startswith("// Code generated by rulegen ") and "DO NOT EDIT." in text.splitlines()[0]
+    for decl in ("package my_model", 'import "math"', "NFeatures = 4", "NOutputs = 2", "NRaw = 1",
+                 "func Predict(features []float64, out []float64)", "func PredictClass(features []float64) int",
+                 "func PredictProba(", "func PredictLabel(", "func PredictBatch(X []float64, out []float64)",
+                 "func PredictRaw(features []float64, raw []float64)", "func Unseen(", "math.Exp is Go's"):
+        assert decl in text, decl
+    reg = GoTarget().generate(F.regressor(), name="r")["r.go"]
+    assert "PredictClass" not in reg and "math.Exp" not in reg and "bit for bit." in reg
+    with pytest.raises(RulegenError):
+        GoTarget().generate(F.regressor(), name="r", colour=True)
+    with pytest.raises(RulegenError):
+        GoTarget().generate(F.regressor(), name="r", form="tables")
+
+
+def test_deterministic():
+    model = F.every_construct()
+    assert GoTarget().generate(model, name="d") == GoTarget().generate(model, name="d")
+
+
+def test_products_are_never_fusable():
+    """Every product that feeds a sum is inside float64(...) / float32(...) (no FMA)."""
+    for model in [F.every_construct(), *(F.random_model(s) for s in range(36))]:
+        for text in GoTarget().generate(model, name="m").values():
+            for line in text.splitlines():
+                code = line.split("//")[0]
+                for m in re.finditer(r"\+ ([^+\n]*\*[^+\n]*)$", code):
+                    assert m.group(1).startswith(("float64(", "float32(")), line
+
+
+@pytest.mark.skipif(shutil.which("gofmt") is None, reason="no gofmt")
+def test_gofmt_clean(tmp_path):
+    import subprocess
+
+    models = [F.every_construct(), F.adversarial_names(), F.hostile_model(), F.chain(40),
+              *(F.random_model(s) for s in range(12))]
+    for i, model in enumerate(models):
+        for fname, text in GoTarget().generate(model, name=f"m{i}", form=FORMS[i % 4]).items():
+            (tmp_path / fname).write_text(text)
+    out = subprocess.run(["gofmt", "-l", "-e", str(tmp_path)], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout == "", out.stdout + out.stderr  # as gofmt writes it
+
+
+# --- literals -----------------------------------------------------------------------------------
+
+
+def test_go_literals():
+    assert go_float(-0.0) == "negZero" and go_float(math.inf) == "posInf" and go_float(-math.inf) == "negInf"
+    assert go_float(0.1 + 0.2) == "0.30000000000000004"
+    for s in F.HOSTILE + list(F.ADVERSARIAL_NAMES) + ["\x00", "\ufeff", "\\", '"']:
+        lit = go_string(s)
+        assert lit.isascii() and lit.startswith('"') and lit.endswith('"')
+        assert '"' not in lit[1:-1] and "\n" not in lit
+        c = go_comment(s)
+        assert c.isascii() and c.isprintable()
+    for s in ("main", "math", "func", "1st", "My Model", "", "年龄"):
+        ident = go_identifier(s)
+        assert re.fullmatch(r"[a-z_][a-z0-9_]*", ident) and ident not in ("main", "math", "func", "_")
