@@ -32,7 +32,7 @@ def _targets():
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="rulegen")
 def cli():
-    """rulegen: compile decision trees to exact, dependency-free Python, C and SQL.
+    """rulegen: compile decision trees to exact, dependency-free Python, C, SQL and Go.
 
     \b
     Typical use:
@@ -63,7 +63,7 @@ _add_learning_commands()
 @cli.command(name="compile")
 @click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
 @click.option("--target", "target", required=True, metavar="TARGET",
-              help="python, c or sql.")
+              help="python, c, sql or go.")
 @click.option("--dialect", default=None, metavar="DIALECT",
               help="SQL dialect: " + ", ".join(f"{d}{' (default)' if i == 0 else ''}"
                                                for i, d in enumerate(_DIALECTS)) + ".")
@@ -76,7 +76,7 @@ _add_learning_commands()
 @click.option("--keep", "kept", multiple=True, metavar="COLUMN",
               help="SQL: also return this column of the table (a key, a label), repeatable.")
 @click.option("--form", type=click.Choice(["auto", "nested", "goto", "table"]), default=None,
-              help="C: how trees are written. nested if/else reads best; goto handles any depth; "
+              help="C and Go: how trees are written. nested if/else reads best; goto handles any depth; "
                    "table (constant node arrays and a loop) compiles fastest and runs fastest for "
                    "big trees and ensembles. Default auto chooses by size (with --precision float32: "
                    "table wherever it applies, the smallest in flash).")
@@ -97,8 +97,8 @@ _add_learning_commands()
 @click.option("--no-comments", is_flag=True, help="Leave out provenance comments "
               "(leaf ids, support counts).")
 @click.option("-o", "--output", default=None, type=click.Path(),
-              help="Output file (python, sql) or directory (c; a path ending in .c or .h "
-                   "names the files). Default: NAME.py / NAME.sql / the current directory.")
+              help="Output file (python, sql) or directory (c, go; a path ending in .c or .h, "
+                   "or .go, names the files). Default: NAME.py / NAME.sql / the current directory.")
 def compile_(model_path, target, dialect, name, table, expressions_only, kept, form,
              precision, positive_only, leaves, batch_block, no_comments, output):
     """Compile MODEL to standalone code with no runtime dependency.
@@ -111,6 +111,7 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
     Examples:
       rulegen compile iris.json --target python -o iris_model.py
       rulegen compile iris.json --target c -o build/        # build/iris.h, build/iris.c
+      rulegen compile iris.json --target go -o iris/        # iris/iris.go, package iris
       rulegen compile xgb.json --target c --precision float32 -o fw/   # Cortex-M4F
       rulegen compile iris.json --target sql --dialect duckdb --table flowers -o iris.sql
       rulegen compile iris.json --target sql --dialect spark --expressions-only -o cols.sql
@@ -121,6 +122,9 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
        NAME_predict_batch(X, n, out); missing is NaN, categories are codes (listed in
        NAME.h). Compile with any C99 compiler. --precision float32: the same with float.
     Python: predict(row), predict_proba(row); standard library only.
+    Go: package NAME with Predict(x, out), PredictClass(x), PredictRaw(x, raw) and
+       PredictBatch(X, out) on []float64 rows; NaN is missing, categories are codes.
+       Links with exp use Go's math.Exp (within 2 ulps of the evaluator; raw is exact).
     SQL: SELECT <features>, prediction, prob_<class>... FROM TABLE (--keep adds other
     columns, such as a key); NULL is missing, and NaN where the engine has it. One nested
     CASE per tree; the header says how to run a big model (PostgreSQL: SET jit = off;
@@ -145,6 +149,9 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
         flag = "--dialect" if dialect else "--keep"
         raise click.BadParameter(f"{flag} applies to the sql target only, not {target!r}",
                                  param_hint=flag)
+    if form is not None and target == "go":
+        options["form"] = form
+        form = None
     c_only = {"--form": ("form", form), "--precision": ("precision", precision),
               "--positive-only": ("positive_only", positive_only or None),
               "--leaves": ("leaves", leaves or None),
@@ -153,18 +160,19 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
         if value is None:
             continue
         if target != "c":
-            raise click.BadParameter(f"{flag} applies to the c target only, not {target!r}",
+            which = "the c and go targets" if flag == "--form" else "the c target"
+            raise click.BadParameter(f"{flag} applies to {which} only, not {target!r}",
                                      param_hint=flag)
         options[key] = value
     model = load_model(model_path)
     out_dir, base = _output_place(target, output)
     name = name or base or c_identifier(Path(model_path).stem)
     files = generate(model, target, name=name, **options)
-    if target != "c" and output and len(files) == 1:
+    if target not in ("c", "go") and output and len(files) == 1:
         dests = {Path(output): next(iter(files.values()))}
     else:
         dests = {out_dir / fname: text for fname, text in files.items()}
-    if target == "c" and output and not _is_c_file(output):
+    if target in ("c", "go") and output and not _is_c_file(output):
         try:
             out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -174,14 +182,14 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
 
 
 def _is_c_file(output: str) -> bool:
-    return output.endswith((".c", ".h"))
+    return output.endswith((".c", ".h", ".go"))
 
 
 def _output_place(target: str, output: str | None) -> tuple[Path, str | None]:
     if output is None:
         return Path("."), None
     p = Path(output)
-    if target == "c":
+    if target in ("c", "go"):
         return (p.parent, p.stem) if _is_c_file(output) else (p, None)
     return p.parent, p.stem
 

@@ -285,3 +285,26 @@ def test_go_literals():
     for s in ("main", "math", "func", "1st", "My Model", "", "年龄"):
         ident = go_identifier(s)
         assert re.fullmatch(r"[a-z_][a-z0-9_]*", ident) and ident not in ("main", "math", "func", "_")
+
+
+# --- the command line ---------------------------------------------------------------------------
+
+
+def test_cli_compile_go(tmp_path):
+    from click.testing import CliRunner
+
+    from rulegen.cli import cli
+    from rulegen.ir.serialize import dumps
+
+    (tmp_path / "iris.json").write_text(dumps(F.classifier()))
+    runner = CliRunner()
+    res = runner.invoke(cli, ["compile", str(tmp_path / "iris.json"), "--target", "go", "-o", str(tmp_path / "pkg")])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "pkg" / "iris.go").read_text().count("package iris\n") == 1
+    res = runner.invoke(cli, ["compile", str(tmp_path / "iris.json"), "--target", "go", "--form", "goto",
+                              "-o", str(tmp_path / "pkg" / "f.go")])
+    assert res.exit_code == 0, res.output
+    assert "package f\n" in (tmp_path / "pkg" / "f.go").read_text()
+    assert "goto form" in (tmp_path / "pkg" / "f.go").read_text()
+    res = runner.invoke(cli, ["compile", str(tmp_path / "iris.json"), "--target", "go", "--precision", "float32"])
+    assert res.exit_code == 2 and "applies to the c target only" in res.output
