@@ -308,3 +308,41 @@ def test_cli_compile_go(tmp_path):
     assert "goto form" in (tmp_path / "pkg" / "f.go").read_text()
     res = runner.invoke(cli, ["compile", str(tmp_path / "iris.json"), "--target", "go", "--precision", "float32"])
     assert res.exit_code == 2 and "applies to the c target only" in res.output
+
+
+# --- FMA: the architectures whose Go compiler fuses x*y + z ----------------------------------------
+
+
+def _fma_count(tmp_path, texts: dict[str, str], goarch: str) -> int:
+    """Build packages for ``goarch`` (cross-compiling, nothing runs) and count fused
+    multiply-add instructions in the assembly the compiler prints."""
+    import subprocess
+
+    from run_go import go_env, go_path
+
+    import time
+
+    for pkg, text in texts.items():
+        (tmp_path / pkg).mkdir(exist_ok=True)
+        # a fresh comment makes the build cache miss, so the compiler runs and prints (-S)
+        (tmp_path / pkg / f"{pkg}.go").write_text(text + f"\n// build {time.time_ns()}\n")
+    (tmp_path / "go.mod").write_text("module fma\n\ngo 1.19\n")
+    proc = subprocess.run([go_path(), "build", "-gcflags=-S", *(f"./{p}" for p in texts)], cwd=tmp_path,
+                          env={**go_env(tmp_path), "GOARCH": goarch}, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return len(re.findall(r"\tFN?M(?:ADD|SUB)[SD]?\b", proc.stderr))
+
+
+@pytest.mark.parametrize("goarch", ["arm64", "ppc64le", "s390x"])
+def test_no_fma_where_go_fuses(tmp_path, goarch):
+    """Go fuses x*y + z on arm64, ppc64le and s390x unless the product is converted explicitly:
+    the generated code has no fused instruction there, and the same code with the conversions
+    taken off has some (so the check can see them). Oblique sums, blends, weighted blended trees
+    and float32 accumulation are all in these models."""
+    models = {"ec": F.every_construct(), **{f"r{s}": F.random_model(s) for s in (1, 3, 4, 6, 9, 12)}}
+    texts = {pkg: GoTarget().generate(m, name=pkg)[f"{pkg}.go"] for pkg, m in models.items()}
+    assert sum(t.count("float64(p[") for t in texts.values()) and sum(t.count("dot(x,") for t in texts.values())
+    assert _fma_count(tmp_path, texts, goarch) == 0
+    bare = {f"{p}bare": re.sub(r"\bfloat(?:64|32)\(([^()]*\*[^()]*)\)", r"(\1)", t).replace(
+        f"package {p}\n", f"package {p}bare\n") for p, t in texts.items()}
+    assert _fma_count(tmp_path, bare, goarch) > 0
