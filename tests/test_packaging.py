@@ -27,7 +27,7 @@ def wheel(tmp_path_factory) -> Path:
 def test_wheel_carries_templates_and_grammar(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     templates = {n for n in names if n.startswith("rulegen/templates/")}
-    for target in ("c", "python", "sql"):
+    for target in ("c", "python", "sql", "go"):
         assert any(n.startswith(f"rulegen/templates/{target}/") and n.endswith(".j2")
                    for n in templates), target
     assert "rulegen/grammar/rules.lark" in names
