@@ -10,7 +10,7 @@ the ``--m2cgen-python`` environment) exports that live estimator with ``export_t
 program imports both packages of every model and, per model, scores every row (float32 rows of
 ``--rows``, row-major, widened to float64 once) one row at a time through each: rulegen's
 ``Predict(x, out)`` and m2cgen's ``Score(x)``, a warm-up pass, then ``--passes`` timed passes,
-the best reported. Both libraries' outputs for every row are compared with rulegen's evaluator
+round robin over the libraries, the best reported. Both libraries' outputs for every row are compared with rulegen's evaluator
 (which equals XGBoost and scikit-learn: tests/test_import_*.py): rows whose positive-class
 probability differs, the largest difference, and predicted labels that differ.
 
@@ -77,28 +77,39 @@ func main() {
 	for i := range X {
 		X[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:])))
 	}
-	run := func(name string, f func(x []float64) float64) {
-		p := make([]float64, n)
-		best := math.Inf(1)
-		for pass := 0; pass <= passes; pass++ {
-			t0 := time.Now()
-			for i := 0; i < n; i++ {
-				p[i] = f(X[i*nf : (i+1)*nf])
-			}
-			if ns := float64(time.Since(t0).Nanoseconds()) / float64(n); pass > 0 && ns < best {
-				best = ns
-			}
-		}
-		out := make([]byte, 8*n)
-		for i, v := range p {
-			binary.LittleEndian.PutUint64(out[8*i:], math.Float64bits(v))
-		}
-		if err := os.WriteFile(name+".p1", out, 0o644); err != nil {
-			panic(err)
-		}
-		fmt.Printf("%s %.1f\n", name, best)
+	type lib struct {
+		name string
+		f    func(x []float64) float64
+		p    []float64
+		best float64
+	}
+	var libs []*lib
+	add := func(name string, f func(x []float64) float64) {
+		libs = append(libs, &lib{name, f, make([]float64, n), math.Inf(1)})
 	}
 @RUNS@
+	// round robin: every library once per pass, so a change in the machine's load hits them alike
+	for pass := 0; pass <= passes; pass++ {
+		for _, l := range libs {
+			t0 := time.Now()
+			for i := 0; i < n; i++ {
+				l.p[i] = l.f(X[i*nf : (i+1)*nf])
+			}
+			if ns := float64(time.Since(t0).Nanoseconds()) / float64(n); pass > 0 && ns < l.best {
+				l.best = ns
+			}
+		}
+	}
+	for _, l := range libs {
+		out := make([]byte, 8*n)
+		for i, v := range l.p {
+			binary.LittleEndian.PutUint64(out[8*i:], math.Float64bits(v))
+		}
+		if err := os.WriteFile(l.name+".p1", out, 0o644); err != nil {
+			panic(err)
+		}
+		fmt.Printf("%s %.1f\n", l.name, l.best)
+	}
 }
 """
 
@@ -184,11 +195,11 @@ def main() -> None:
         imports.append(f'\t"bench/{pkg}"')
         n_out = len(model.target.classes)
         runs += [f'\tvar o_{name} [{n_out}]float64',
-                 f'\trun("rulegen_{name}", func(x []float64) float64 {{ {pkg}.Predict(x, o_{name}[:]); '
+                 f'\tadd("rulegen_{name}", func(x []float64) float64 {{ {pkg}.Predict(x, o_{name}[:]); '
                  f'return o_{name}[1] }})']
         if built[name] is True:
             imports.append(f'\t"bench/{m2c}"')
-            runs.append(f'\trun("m2cgen_{name}", func(x []float64) float64 {{ return {m2c}.Score(x)[1] }})')
+            runs.append(f'\tadd("m2cgen_{name}", func(x []float64) float64 {{ return {m2c}.Score(x)[1] }})')
     (work / "main.go").write_text(MAIN.replace("@IMPORTS@", "\n".join(imports)).replace("@RUNS@", "\n".join(runs))
                                   .replace("@NF@", str(nf)).replace("@PASSES@", str(args.passes)))
     t0 = time.perf_counter()
