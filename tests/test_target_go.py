@@ -421,3 +421,30 @@ def test_no_fma_where_go_fuses(tmp_path, goarch):
     bare = {f"{p}bare": re.sub(r"\bfloat(?:64|32)\(([^()]*\*[^()]*)\)", r"(\1)", t).replace(
         f"package {p}\n", f"package {p}bare\n") for p, t in texts.items()}
     assert _fma_count(tmp_path, bare, goarch) > 0
+
+
+def test_go_literals_round_trip_through_the_compiler(tmp_path):
+    """Every double and float32 literal reads back bit for bit in Go, strings byte for byte."""
+    import subprocess
+
+    from run_go import go_env, go_path
+    from test_literals import NASTY, _doubles, _floats
+
+    ds, fs = _doubles() + [math.inf, -math.inf], _floats()
+    texts = NASTY + F.HOSTILE + ["\x00", "\ufeff"]
+    src = ["package main", "", 'import (\n\t"fmt"\n\t"math"\n)', "",
+           "var (\n\tnegZero = math.Copysign(0, -1)\n\tposInf = math.Inf(1)\n\tnegInf = math.Inf(-1)\n)", "",
+           "var D = []float64{" + ", ".join(go_float(v) for v in ds) + "}",
+           "var F = []float32{" + ", ".join(f"float32({go_float(v)})" for v in fs) + "}",
+           "var S = []string{" + ", ".join(go_string(s) for s in texts) + "}", "",
+           "func main() {", "\tfor _, v := range D {\n\t\tfmt.Println(math.Float64bits(v))\n\t}",
+           "\tfor _, v := range F {\n\t\tfmt.Println(math.Float32bits(v))\n\t}",
+           "\tfor _, s := range S {\n\t\tfmt.Printf(\"%x\\n\", s)\n\t}", "}"]
+    (tmp_path / "main.go").write_text("\n".join(src) + "\n")
+    (tmp_path / "go.mod").write_text("module lit\n\ngo 1.19\n")
+    out = subprocess.run([go_path(), "run", "."], cwd=tmp_path, env=go_env(tmp_path), capture_output=True,
+                         text=True, check=True).stdout.split()
+    want = [str(int(np.float64(v).view(np.uint64))) for v in ds]
+    want += [str(int(np.float32(v).view(np.uint32))) for v in fs]
+    want += [s.encode("utf-8").hex() for s in texts]
+    assert out == want
