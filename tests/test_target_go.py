@@ -337,9 +337,10 @@ def test_gofmt_clean(tmp_path):
     import subprocess
 
     models = [F.every_construct(), F.adversarial_names(), F.hostile_model(), F.chain(40),
-              *(F.random_model(s) for s in range(12))]
+              *(F.random_model(s) for s in range(12)), table_ensemble(2), table_ensemble(9, width=7),
+              tableable(F.random_model(3), 3), F.big_ensemble(60)]
     for i, model in enumerate(models):
-        for fname, text in GoTarget().generate(model, name=f"m{i}", form=FORMS[i % 4]).items():
+        for fname, text in GoTarget().generate(model, name=f"m{i}", form="table" if i >= 16 else FORMS[i % 4]).items():
             (tmp_path / fname).write_text(text)
     out = subprocess.run(["gofmt", "-l", "-e", str(tmp_path)], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout == "", out.stdout + out.stderr  # as gofmt writes it
