@@ -333,17 +333,26 @@ def test_products_are_never_fusable():
 
 
 @pytest.mark.skipif(shutil.which("gofmt") is None, reason="no gofmt")
-def test_gofmt_clean(tmp_path):
+def test_gofmt_and_vet_clean(tmp_path):
+    """The output is what gofmt writes, and go vet finds nothing, in every form."""
     import subprocess
+
+    from run_go import go_env, go_path
 
     models = [F.every_construct(), F.adversarial_names(), F.hostile_model(), F.chain(40),
               *(F.random_model(s) for s in range(12)), table_ensemble(2), table_ensemble(9, width=7),
               tableable(F.random_model(3), 3), F.big_ensemble(60)]
     for i, model in enumerate(models):
-        for fname, text in GoTarget().generate(model, name=f"m{i}", form="table" if i >= 16 else FORMS[i % 4]).items():
-            (tmp_path / fname).write_text(text)
+        (tmp_path / f"m{i}").mkdir()
+        form = "table" if i >= 16 else FORMS[i % 4]
+        for fname, text in GoTarget().generate(model, name=f"m{i}", form=form).items():
+            (tmp_path / f"m{i}" / fname).write_text(text)
     out = subprocess.run(["gofmt", "-l", "-e", str(tmp_path)], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout == "", out.stdout + out.stderr  # as gofmt writes it
+    (tmp_path / "go.mod").write_text("module vet\n\ngo 1.19\n")
+    vet = subprocess.run([go_path(), "vet", "./..."], cwd=tmp_path, env=go_env(tmp_path), capture_output=True,
+                         text=True)
+    assert vet.returncode == 0, vet.stderr[-3000:]
 
 
 # --- literals -----------------------------------------------------------------------------------
