@@ -36,6 +36,7 @@ import (
 type entry struct {
 	nf, nraw, nout int
 	raw, pred, batch func([]float64, []float64)
+	pred32, batch32  func([]float32, []float64)
 	class, unseen func([]float64) int
 	names, classes []string
 }
@@ -50,7 +51,8 @@ func check(err error) {
 	}
 }
 
-// Per row: raw, outputs, class (-1 for regressors), unseen, as float64; then the batch outputs.
+// Per row: raw, outputs, class (-1 for regressors), unseen, as float64; then the batch outputs,
+// then PredictFloat32's and PredictBatchFloat32's on the rows rounded to float32.
 // The names file holds the feature names and class labels, each ended by a NUL.
 func run(name, rows, outPath, namesPath string) {
 	m := models[name]
@@ -78,6 +80,16 @@ func run(name, rows, outPath, namesPath string) {
 	}
 	B := make([]float64, n*m.nout)
 	m.batch(X, B)
+	check(binary.Write(w, binary.LittleEndian, B))
+	X32 := make([]float32, len(X))
+	for i, v := range X {
+		X32[i] = float32(v)
+	}
+	for i := 0; i < n; i++ {
+		m.pred32(X32[i*m.nf:(i+1)*m.nf], out)
+		check(binary.Write(w, binary.LittleEndian, out))
+	}
+	m.batch32(X32, B)
 	check(binary.Write(w, binary.LittleEndian, B))
 	check(w.Flush())
 	check(f.Close())
@@ -136,7 +148,7 @@ def build(cases: dict[str, dict[str, str]], work: Path) -> Path:
         imports.append(f'\t{pkg} "rgtest/{pkg}"')
         entries.append(
             f'\t"{pkg}": {{{pkg}.NFeatures, {pkg}.NRaw, {pkg}.NOutputs, {pkg}.PredictRaw, {pkg}.Predict, '
-            f'{pkg}.PredictBatch, {f"{pkg}.PredictClass" if classifier else "nil"}, {pkg}.Unseen, '
+            f'{pkg}.PredictBatch, {pkg}.PredictFloat32, {pkg}.PredictBatchFloat32, {f"{pkg}.PredictClass" if classifier else "nil"}, {pkg}.Unseen, '
             f'{pkg}.FeatureNames[:], {f"{pkg}.Classes[:]" if classifier else "nil"}}},')
     (work / "go.mod").write_text("module rgtest\n\ngo 1.19\n")
     (work / "main.go").write_text(_MAIN.replace("@IMPORTS@", "\n".join(imports))
@@ -151,7 +163,8 @@ def build(cases: dict[str, dict[str, str]], work: Path) -> Path:
 def run_go_many(cases: dict[str, tuple[dict[str, str], np.ndarray]], directory: str | Path | None = None) -> dict:
     """Build every case (name -> (generated files, rows)) into one program, run each on its rows.
 
-    Returns name -> {raw, out, class, unseen, batch, feature_names, classes}, plus
+    Returns name -> {raw, out, class, unseen, batch, out_f, batch_f, feature_names, classes}
+    (out_f and batch_f: PredictFloat32 and PredictBatchFloat32 on the rows rounded to float32), plus
     "_build_seconds" and "_run_seconds"."""
     with tempfile.TemporaryDirectory(prefix="rulegen_go_") as tmp:
         work = Path(directory) if directory is not None else Path(tmp)
@@ -181,7 +194,9 @@ def run_go_many(cases: dict[str, tuple[dict[str, str], np.ndarray]], directory: 
             results[name] = {
                 "raw": per_row[:, :n_raw], "out": per_row[:, n_raw:n_raw + n_out],
                 "class": per_row[:, width - 2].astype(np.int64), "unseen": per_row[:, width - 1].astype(np.int64),
-                "batch": data[n * width:].reshape(n, n_out),
+                "batch": data[n * width:].reshape(3, n, n_out)[0],
+                "out_f": data[n * width:].reshape(3, n, n_out)[1],
+                "batch_f": data[n * width:].reshape(3, n, n_out)[2],
                 "feature_names": strings[:n_features], "classes": strings[n_features:],
             }
         return results

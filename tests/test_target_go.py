@@ -183,15 +183,30 @@ def _same(a, b) -> np.ndarray:
 
 def compare(model: Model, X: np.ndarray, got: dict) -> dict:
     """Raw bit for bit; outputs bit for bit, or within EXP_ULPS for links with exp; classes;
-    the batch equal to the one-row calls bit for bit. Returns how many outputs differed."""
+    the batch equal to the one-row calls bit for bit; the float32 entry points on the rows
+    rounded to float32 likewise. Returns how many outputs differed."""
+    with np.errstate(over="ignore"):
+        Xf = X.astype(np.float32).astype(np.float64)
+    assert np.array_equal(got["batch_f"].view(np.uint64), got["out_f"].view(np.uint64))
+    _raw, out_f, _cls = _expected(model, Xf)
+    _outputs(model, got["out_f"], out_f, _cls)
     raw, out, cls = _expected(model, X)
     bad = ~_same(got["raw"], raw)
     assert not bad.any(), (f"raw differs on {bad.any(axis=1).sum()} rows; first {X[bad.any(axis=1)][0].tolist()}: "
                            f"go {got['raw'][bad.any(axis=1)][0].tolist()} vs {raw[bad.any(axis=1)][0].tolist()}")
     assert np.array_equal(got["batch"].view(np.uint64), got["out"].view(np.uint64))
+    differ, worst, rel = _outputs(model, got["out"], out, cls)
+    if cls is not None:
+        assert np.array_equal(got["class"], cls)
+    return {"outputs": out.size, "differ": int(differ.sum()), "ulps": worst, "rel": rel,
+            "rows": int(differ.any(axis=1).sum()), "n": len(X)}
+
+
+def _outputs(model: Model, got: np.ndarray, out: np.ndarray, cls) -> tuple:
+    """Outputs bit for bit, or within EXP_ULPS for links with exp: (differ mask, ulps, ulps of |v|)."""
     dt = out.dtype
-    mine = got["out"].astype(dt)
-    assert np.array_equal(mine.astype(np.float64), got["out"], equal_nan=True)  # float32 outputs are float32
+    mine = got.astype(dt)
+    assert np.array_equal(mine.astype(np.float64), got, equal_nan=True)  # float32 outputs are float32
     differ = ~_same(mine, out)
     worst = rel = 0.0
     if model.link == "identity":
@@ -203,10 +218,7 @@ def compare(model: Model, X: np.ndarray, got: dict) -> dict:
         worst = float(ulps.max())
         rel = float((np.abs(mine - out)[differ] / np.spacing(np.abs(out[differ]))).max())
         assert worst <= EXP_ULPS, f"{model.link} outputs differ by {worst} ulps (bound {EXP_ULPS})"
-    if cls is not None:
-        assert np.array_equal(got["class"], cls)
-    return {"outputs": out.size, "differ": int(differ.sum()), "ulps": worst, "rel": rel,
-            "rows": int(differ.any(axis=1).sum()), "n": len(X)}
+    return differ, worst, rel
 
 
 # --- every case, exactly -------------------------------------------------------------------------
@@ -307,7 +319,8 @@ def test_header_and_api():
     for decl in ("package my_model", 'import "math"', "NFeatures = 4", "NOutputs = 2", "NRaw = 1",
                  "func Predict(features []float64, out []float64)", "func PredictClass(features []float64) int",
                  "func PredictProba(", "func PredictLabel(", "func PredictBatch(X []float64, out []float64)",
-                 "func PredictRaw(features []float64, raw []float64)", "func Unseen(", "math.Exp is Go's"):
+                 "func PredictRaw(features []float64, raw []float64)", "func Unseen(",
+                 "func PredictFloat32(features []float32, out []float64)", "func PredictBatchFloat32(", "math.Exp is Go's"):
         assert decl in text, decl
     reg = GoTarget().generate(F.regressor(), name="r")["r.go"]
     assert "PredictClass" not in reg and "math.Exp" not in reg and "bit for bit." in reg
