@@ -32,8 +32,8 @@ def _targets():
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="rulegen")
 def cli():
-    """rulegen: compile decision trees to exact, dependency-free Python, C, SQL, Java, JavaScript
-    and Rust.
+    """rulegen: compile decision trees to exact, dependency-free Python, C, SQL, Go, Java,
+    JavaScript and Rust.
 
     \b
     Typical use:
@@ -64,7 +64,7 @@ _add_learning_commands()
 @cli.command(name="compile")
 @click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
 @click.option("--target", "target", required=True, metavar="TARGET",
-              help="python, c, sql, java, javascript or rust.")
+              help="python, c, sql, go, java, javascript or rust.")
 @click.option("--dialect", default=None, metavar="DIALECT",
               help="SQL dialect: " + ", ".join(f"{d}{' (default)' if i == 0 else ''}"
                                                for i, d in enumerate(_DIALECTS)) + ".")
@@ -77,7 +77,7 @@ _add_learning_commands()
 @click.option("--keep", "kept", multiple=True, metavar="COLUMN",
               help="SQL: also return this column of the table (a key, a label), repeatable.")
 @click.option("--form", type=click.Choice(["auto", "nested", "goto", "table"]), default=None,
-              help="C: how trees are written. nested if/else reads best; goto handles any depth; "
+              help="C and Go: how trees are written. nested if/else reads best; goto handles any depth; "
                    "table (constant node arrays and a loop) compiles fastest and runs fastest for "
                    "big trees and ensembles. Default auto chooses by size (with --precision float32: "
                    "table wherever it applies, the smallest in flash).")
@@ -98,9 +98,9 @@ _add_learning_commands()
 @click.option("--no-comments", is_flag=True, help="Leave out provenance comments "
               "(leaf ids, support counts).")
 @click.option("-o", "--output", default=None, type=click.Path(),
-              help="Output file (python, sql, javascript, rust) or directory (c, java; a path "
-                   "ending in .c or .h names the files, one ending in .java the class). Default: "
-                   "NAME.py / NAME.sql / NAME.mjs / NAME.rs / the current directory.")
+              help="Output file (python, sql, javascript, rust) or directory (c, go, java; a "
+                   "path ending in .c or .h names the C files, one ending in .go or .java the "
+                   "file). Default: NAME.py / NAME.sql / NAME.mjs / NAME.rs / the current directory.")
 def compile_(model_path, target, dialect, name, table, expressions_only, kept, form,
              precision, positive_only, leaves, batch_block, no_comments, output):
     """Compile MODEL to standalone code with no runtime dependency.
@@ -113,6 +113,7 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
     Examples:
       rulegen compile iris.json --target python -o iris_model.py
       rulegen compile iris.json --target c -o build/        # build/iris.h, build/iris.c
+      rulegen compile iris.json --target go -o iris/        # iris/iris.go, package iris
       rulegen compile xgb.json --target c --precision float32 -o fw/   # Cortex-M4F
       rulegen compile iris.json --target java -o src/Iris.java   # class Iris
       rulegen compile iris.json --target javascript -o iris.mjs  # an ES module
@@ -126,6 +127,9 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
        NAME_predict_batch(X, n, out); missing is NaN, categories are codes (listed in
        NAME.h). Compile with any C99 compiler. --precision float32: the same with float.
     Python: predict(row), predict_proba(row); standard library only.
+    Go: package NAME with Predict(x, out), PredictClass(x), PredictRaw(x, raw) and
+       PredictBatch(X, out) on []float64 rows; NaN is missing, categories are codes.
+       Links with exp use Go's math.Exp (within 2 ulps of the evaluator; raw is exact).
     Java: one class (NAME.java, Java 11): predict(x), predictProba(x), predictRaw(x) and batch
        forms; missing is NaN (or null in a Double[]), categories are codes.
     JavaScript: an ES module (NAME.mjs): predict(row), predictProba(row), predictRaw(row),
@@ -156,6 +160,9 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
         flag = "--dialect" if dialect else "--keep"
         raise click.BadParameter(f"{flag} applies to the sql target only, not {target!r}",
                                  param_hint=flag)
+    if form is not None and target == "go":
+        options["form"] = form
+        form = None
     c_only = {"--form": ("form", form), "--precision": ("precision", precision),
               "--positive-only": ("positive_only", positive_only or None),
               "--leaves": ("leaves", leaves or None),
@@ -164,18 +171,19 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
         if value is None:
             continue
         if target != "c":
-            raise click.BadParameter(f"{flag} applies to the c target only, not {target!r}",
+            which = "the c and go targets" if flag == "--form" else "the c target"
+            raise click.BadParameter(f"{flag} applies to {which} only, not {target!r}",
                                      param_hint=flag)
         options[key] = value
     model = load_model(model_path)
     out_dir, base = _output_place(target, output)
     name = name or base or c_identifier(Path(model_path).stem)
     files = generate(model, target, name=name, **options)
-    if target not in ("c", "java") and output and len(files) == 1:
+    if target not in _DIR_TARGETS and output and len(files) == 1:
         dests = {Path(output): next(iter(files.values()))}
     else:
         dests = {out_dir / fname: text for fname, text in files.items()}
-    if target in ("c", "java") and output and not _is_c_file(output):
+    if target in _DIR_TARGETS and output and not _names_files(target, output):
         try:
             out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -184,16 +192,20 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
     say(f"wrote {', '.join(str(p) for p in dests)}")
 
 
-def _is_c_file(output: str) -> bool:
-    return output.endswith((".c", ".h", ".java"))
+# Targets that write into a directory, and the file endings that name their file(s) instead.
+_DIR_TARGETS = {"c": (".c", ".h"), "go": (".go",), "java": (".java",)}
+
+
+def _names_files(target: str, output: str) -> bool:
+    return output.endswith(_DIR_TARGETS[target])
 
 
 def _output_place(target: str, output: str | None) -> tuple[Path, str | None]:
     if output is None:
         return Path("."), None
     p = Path(output)
-    if target in ("c", "java"):  # java: the file is named after its class, so a directory or NAME.java
-        return (p.parent, p.stem) if _is_c_file(output) else (p, None)
+    if target in _DIR_TARGETS:  # a directory, or the file (java: named after its class)
+        return (p.parent, p.stem) if _names_files(target, output) else (p, None)
     return p.parent, p.stem
 
 

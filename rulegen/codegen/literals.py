@@ -275,6 +275,73 @@ def java_comment(s: str) -> str:
     return text.replace("*/", "* /").replace("/*", "/ *")
 
 
+
+
+# --- Go ------------------------------------------------------------------------------------
+
+GO_RESERVED = frozenset("""
+break case chan const continue default defer else fallthrough for func go goto if import
+interface map package range return select struct switch type var main math
+""".split())
+
+
+def go_float(v: float) -> str:
+    """A Go constant expression for a float64 value. Go constants are exact (arbitrary
+    precision) and round once, correctly, to the type they meet, so repr's shortest decimal
+    reads back identically; but a constant -0.0 is zero (positive), and there is no
+    infinity constant: those are the package variables ``negZero``, ``posInf`` and ``negInf``
+    every generated file declares."""
+    v = float(v)
+    if math.isnan(v):
+        raise ValueError("NaN has no Go literal")
+    if math.isinf(v):
+        return "posInf" if v > 0 else "negInf"
+    if v == 0.0 and math.copysign(1.0, v) < 0:
+        return "negZero"
+    return repr(v)
+
+
+def go_string(s) -> str:
+    """A Go interpreted string literal holding the UTF-8 bytes of ``s``: printable ASCII stays,
+    every other byte (quotes, backslashes, controls, non-ASCII) is a ``\\xNN`` escape, so the
+    source stays ASCII and nothing can close the string early."""
+    data = str(s).encode("utf-8", "surrogatepass")
+    out = []
+    for b in data:
+        ch = chr(b)
+        if 32 <= b < 127 and ch not in '"\\':
+            out.append(ch)
+        else:
+            out.append(f"\\x{b:02x}")
+    return '"' + "".join(out) + '"'
+
+
+def go_comment(s: str) -> str:
+    """Text safe inside a ``//`` line comment: one line, printable ASCII (Go's scanner refuses
+    NUL and a byte order mark anywhere); everything else becomes a ``\\u`` escape."""
+    out = []
+    for ch in _one_line(str(s)):
+        if 32 <= ord(ch) < 127:
+            out.append(ch)
+        elif ord(ch) < 0x10000:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    return "".join(out)
+
+
+def go_identifier(name: str) -> str:
+    """A Go package name from ``name``: lower-case ASCII letters, digits and underscores, not a
+    keyword, not ``main`` (a command) and not ``math`` (the package the code imports)."""
+    text = unicodedata.normalize("NFKD", str(name))
+    text = re.sub(r"[^a-z0-9_]+", "_", text.encode("ascii", "ignore").decode().lower()).strip("_")
+    if not text or text[0].isdigit():
+        text = "m_" + text
+    if text in GO_RESERVED:
+        text += "_model"
+    return text
+
+
 # --- shared -------------------------------------------------------------------------------------
 
 

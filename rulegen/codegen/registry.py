@@ -9,6 +9,7 @@ from rulegen.targets.base import Target
 from rulegen.targets.c import CTarget
 from rulegen.targets.java import JavaTarget
 from rulegen.targets.javascript import JavaScriptTarget
+from rulegen.targets.go import GoTarget
 from rulegen.targets.python import PythonTarget
 from rulegen.targets.rust import RustTarget
 from rulegen.targets.sql import SqlTarget
@@ -20,6 +21,7 @@ TARGETS: dict[str, type[Target]] = {
     "java": JavaTarget,
     "javascript": JavaScriptTarget,
     "rust": RustTarget,
+    "go": GoTarget,
 }
 
 
