@@ -381,4 +381,4 @@ def test_cli_compiles_a_module(tmp_path):
     assert out.read_text() == generate(F.classifier(), "javascript", name="iris")["iris.mjs"]
     proc = subprocess.run([sys.executable, "-m", "rulegen.cli", "compile", str(model_path), "--target",
                            "javascript", "--form", "table"], capture_output=True, text=True, env=env, cwd=tmp_path)
-    assert proc.returncode == 2 and "c target only" in proc.stderr
+    assert proc.returncode == 2 and "--form applies to the c and go targets only" in proc.stderr
