@@ -443,3 +443,19 @@ def test_py_docstring_round_trips_any_text():
         literal = py_docstring(text)
         literal.encode("utf-8")
         assert eval(compile(literal, "<doc>", "eval")) == text, literal
+
+
+def test_float32_cell_stand_in_gives_the_same_scores():
+    """float32 sums round through array("f") where CPython's (float) conversion rounds as
+    struct does (checked when the module loads), else through _Rounder: both give the
+    evaluator's raw scores bit for bit."""
+    model = F.all_models()["softmax_f32"]
+    module = import_source(PythonTarget().generate(model, name="m"))
+    assert module._cell is module._array_cell  # this CPython rounds in array("f")
+    rows = F.labels_for(model, F.probe_rows(model, n_random=50))
+    fast = [module.predict_raw(r) for r in rows]
+    module._cell = module._Rounder
+    slow = [module.predict_raw(r) for r in rows]
+    want = ev.raw_scores(model, F.probe_rows(model, n_random=50))
+    assert np.array_equal(np.array(slow), np.array(fast), equal_nan=True)
+    assert np.array_equal(np.array(slow), want, equal_nan=True)

@@ -129,7 +129,7 @@ def _numeric(test: NumericTest, missing_first: bool):
     return -1, _prev(-t), True  # x > t  is  -x < -t  is  -x <= prev(-t)
 
 
-def _numeric_tests(tree: Tree) -> list:
+def numeric_tests(tree: Tree) -> list:
     """:func:`_numeric` of every numeric split, by node id (None elsewhere)."""
     return [_numeric(node.test, node.missing.child == 0)
             if isinstance(node, Split) and isinstance(node.test, NumericTest) else None
@@ -139,7 +139,7 @@ def _numeric_tests(tree: Tree) -> list:
 def layout(tree: Tree, numeric: list | None = None) -> list[int]:
     """Node ids in table row order: depth first from the root, the two children of a split
     in adjacent rows (the one a failing test or NaN takes second); no recursion."""
-    numeric = _numeric_tests(tree) if numeric is None else numeric
+    numeric = numeric_tests(tree) if numeric is None else numeric
     swaps = [n is not None and n[2] for n in numeric]
     order, stack = [0], [0]
     while stack:
@@ -189,7 +189,7 @@ class Group:
         self._shared: dict[tuple[str, ...], int] = {}
         for pos, tree in enumerate(self.trees):
             base = len(rows)
-            numeric = _numeric_tests(tree)
+            numeric = numeric_tests(tree)
             order = layout(tree, numeric)
             self.row_nodes += [(pos, nid) for nid in order]
             row_of = {nid: base + r for r, nid in enumerate(order)}

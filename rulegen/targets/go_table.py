@@ -28,7 +28,7 @@ from __future__ import annotations
 from rulegen.codegen import lower
 from rulegen.codegen.literals import go_float
 from rulegen.ir.nodes import Leaf, Model, NumericTest, Tree
-from rulegen.targets.c_table import _numeric_tests, layout, leaf_kind, supports  # noqa: F401
+from rulegen.targets.c_table import numeric_tests, layout, leaf_kind, supports  # noqa: F401
 
 _PER_LINE = 8
 # Trees descended together, one step each per turn (as the C target's CHAINS): independent
@@ -56,7 +56,7 @@ class Group:
         for tree in self.trees:
             base = len(rows)
             roots.append(base)
-            numeric = _numeric_tests(tree)
+            numeric = numeric_tests(tree)
             order = layout(tree, numeric)
             row_of = {nid: base + r for r, nid in enumerate(order)}
             for nid in order:

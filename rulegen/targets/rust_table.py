@@ -198,7 +198,7 @@ class Tables:
 
     def _fast_tree(self, tree, kind: int) -> None:
         rows, nf = self.a["FR"], len(self.model.features)
-        numeric = c_table._numeric_tests(tree)
+        numeric = c_table.numeric_tests(tree)
         order = c_table.layout(tree, numeric)
         row_of = {nid: len(rows) + r for r, nid in enumerate(order)}
         for nid in order:
