@@ -278,15 +278,39 @@ def test_float32_rounding_helper_matches_numpy_everywhere():
     assert struct.pack("<d", module._f32(-0.0)) == struct.pack("<d", -0.0)
 
 
-def test_float32_sums_overflow_to_inf_like_the_evaluator():
+def _huge_f32_model(link: str = "identity") -> Model:
+    """float32 trees whose sums overflow: Veltkamp's split cannot serve, the cell must."""
     big = _f32(3e38)
-    feats = (Feature("a"),)
     trees = tuple(Tree((Split(NumericTest(0, "<", 0.0), (1, 2), DefaultChild(0)), Leaf((big,)), Leaf((-big,))))
                   for _ in range(3))
+    return validate(Model((Feature("a"),), Target("regression"), trees, (big,), link=link, dtype="float32"))
+
+
+def test_float32_sums_overflow_to_inf_like_the_evaluator():
     for link in ("identity", "sigmoid", "exp"):
-        model = validate(Model(feats, Target("regression"), trees, (big,), link=link, dtype="float32"))
+        model = _huge_f32_model(link)
         got = assert_exact(model, np.array([[-1.0], [1.0], [math.nan]]))
         assert got.raw[0, 0] == math.inf and got.raw[1, 0] == -math.inf
+        assert "_cell()" in PythonTarget().generate(model)["model.py"]
+
+
+def test_float32_sums_by_veltkamp_split_round_ties_and_subnormals_exactly():
+    """Leaves whose float32 sums land on ties (1 + 2**-24), among subnormals and across
+    binades: the split's rounding equals the evaluator's float32 sums on every path."""
+    values = [1.0, 2.0**-24, 3 * 2.0**-24, 2.0**-23, -(2.0**-24), 2.0**-149, 3 * 2.0**-149, -(2.0**-148),
+              2.0**-126, -(2.0**-127), 1.5, 2.0**24, 1.0 + 2.0**-23, -1.0, 2.0**100, -(2.0**100), 2.0**-1]
+    rng = np.random.default_rng(11)
+    n = 14
+    trees = []
+    for t in range(n):
+        a, b = (float(v) for v in rng.choice(values, 2))
+        trees.append(Tree((Split(NumericTest(t, "<", 0.0), (1, 2), DefaultChild(1)), Leaf((a,)), Leaf((b,)))))
+    feats = tuple(Feature(f"f{i}") for i in range(n))
+    model = validate(Model(feats, Target("regression"), tuple(trees), (2.0**-149,), dtype="float32"))
+    text = PythonTarget().generate(model)["model.py"]
+    assert "536870913.0" in text and "_cell" not in text
+    X = rng.choice([-1.0, 1.0, math.nan], size=(3000, n))
+    assert_exact(model, X)
 
 
 # --- rows: mappings, None / NaN, labels, batch forms ---------------------------------------------------
@@ -446,16 +470,79 @@ def test_py_docstring_round_trips_any_text():
 
 
 def test_float32_cell_stand_in_gives_the_same_scores():
-    """float32 sums round through array("f") where CPython's (float) conversion rounds as
-    struct does (checked when the module loads), else through _Rounder: both give the
-    evaluator's raw scores bit for bit."""
-    model = F.all_models()["softmax_f32"]
+    """float32 sums that may overflow round through array("f") where CPython's (float)
+    conversion rounds as struct does (checked when the module loads), else through
+    _Rounder: both give the evaluator's raw scores bit for bit."""
+    model = _huge_f32_model()
     module = import_source(PythonTarget().generate(model, name="m"))
     assert module._cell is module._array_cell  # this CPython rounds in array("f")
-    rows = F.labels_for(model, F.probe_rows(model, n_random=50))
+    X = np.array([[-1.0], [1.0], [math.nan], [0.0], [-0.0]])
+    rows = F.labels_for(model, X)
     fast = [module.predict_raw(r) for r in rows]
     module._cell = module._Rounder
     slow = [module.predict_raw(r) for r in rows]
-    want = ev.raw_scores(model, F.probe_rows(model, n_random=50))
+    want = ev.raw_scores(model, X)
     assert np.array_equal(np.array(slow), np.array(fast), equal_nan=True)
     assert np.array_equal(np.array(slow), want, equal_nan=True)
+
+
+# --- lazy reads: numeric models whose rows read few of their inputs --------------------------------
+
+
+def _lazy_models() -> dict[str, Model]:
+    """Three layouts of trees that convert each value where a test reads it: one big tree
+    (looked up by leaf), one chain deeper than a function may nest (parts), several trees."""
+    rng = np.random.default_rng(21)
+    big = F._random_tree(rng, 40, 16, 1)
+    chain = F.chain(60)
+    chain = validate(Model(tuple(Feature(f"c{i}") for i in range(50)), chain.target, chain.trees, (0.0,)))
+    trees = tuple(F._random_tree(rng, 30, 4, 1, output=k % 3) for k in range(4))
+    return {
+        "one_big_tree": validate(Model(tuple(Feature(f"x{i}") for i in range(40)), Target("regression"),
+                                       (big,), (0.5,))),
+        "deep_chain": chain,
+        "few_trees": validate(Model(tuple(Feature(f"x{i}") for i in range(30)),
+                                    Target("classification", "y", ("a", "b", "c")), trees, (0.0, 0.1, -0.1),
+                                    link="softmax")),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_lazy_models()))
+def test_lazy_reads_take_every_row_form_exactly(name):
+    """float() where a test reads: float rows, numpy float32 and float64 scalars, numpy rows,
+    tuples, mappings, ints, None and NaN all give the evaluator's results for their values."""
+    from rulegen.targets.python_body import MAX_ENTRY_NODES, lazy_reads_pay
+
+    model = _lazy_models()[name]
+    assert lazy_reads_pay(model)
+    text = PythonTarget().generate(model)["model.py"]
+    assert "float(x[" in text
+    layout = {"one_big_tree": "_tree_0(x)]", "deep_chain": "while callable(step)", "few_trees": "def _raw(x)"}
+    assert layout[name] in text
+    if name == "one_big_tree":
+        assert len(model.trees[0].nodes) > MAX_ENTRY_NODES
+    X = F.probe_rows(model, limit=600)
+    got = assert_exact(model, X)  # rows of floats and None
+    module = got.module
+    with np.errstate(over="ignore"):  # probes beyond float32's range become +-inf
+        X32 = X.astype(np.float32)
+    XI = np.where(np.isfinite(X), np.round(X), np.nan)
+    cases = [
+        ([list(r) for r in X], X),  # numpy float64 scalars
+        ([tuple(F.labels_for(model, r[None])[0]) for r in X], X),
+        ([dict(zip(module.FEATURES, F.labels_for(model, r[None])[0])) for r in X], X),
+        ([list(r) for r in X32], X32.astype(np.float64)),  # numpy float32 scalars: widened, not compared in float32
+        (list(X32), X32.astype(np.float64)),  # numpy rows
+        ([[None if v != v else int(v) for v in r] for r in XI], XI),
+    ]
+    for rows, want_X in cases:
+        raw = np.array([module.predict_raw(r) for r in rows])
+        want = ev.raw_scores(model, want_X).astype(np.float64)
+        assert np.array_equal(raw, want, equal_nan=True), _first_diff(raw, want, want_X)
+        predictions = [module.predict(r) for r in rows]
+        want_pred = ev.predict(model, want_X)
+        assert [p == w or (p != p and w != w) for p, w in zip(predictions, want_pred.tolist())] == [True] * len(rows)
+    with pytest.raises(ValueError, match="expected"):
+        module.predict_raw([0.0] * (len(model.features) - 1))
+    with pytest.raises(TypeError):
+        module.predict_raw([[1.0]] * len(model.features))

@@ -126,14 +126,19 @@ def preorder(tree: Tree) -> Iterator[tuple[int, int]]:
                 stack.append((child, depth + 1))
 
 
-def depth(tree: Tree) -> int:
-    """Number of splits on the longest root-to-leaf path."""
+def node_depths(tree: Tree) -> list[int]:
+    """Each node's number of splits above it."""
     d = [0] * len(tree.nodes)
     for node_id, node in enumerate(tree.nodes):  # children have larger ids than parents
         if isinstance(node, Split):
             for child in node.children:
                 d[child] = d[node_id] + 1
-    return max(d)
+    return d
+
+
+def depth(tree: Tree) -> int:
+    """Number of splits on the longest root-to-leaf path."""
+    return max(node_depths(tree))
 
 
 def parents(tree: Tree) -> list[int]:

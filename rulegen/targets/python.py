@@ -9,33 +9,32 @@ their labels and anything else is an unseen category.
 Exactness: float32 comparisons become float64 ones against bounds from
 :func:`rulegen.codegen.lower.float64_bound`; float32 accumulation rounds every addition and
 division to float32 (exact: a float64 sum or quotient of two float32 values rounded once more
-to float32 is the correctly rounded float32 result, since 53 >= 2 * 24 + 2): per tree through
-a one-element ``array("f")``, which CPython rounds with C's (float) conversion (checked when
-the module loads, with a ``struct`` fallback), elsewhere with ``struct``, mapping its
-OverflowError to +-inf; ``math.exp`` is guarded as the evaluator guards it.
-Trees are laid out by :mod:`rulegen.targets.python_tree`.
+to float32 is the correctly rounded float32 result, since 53 >= 2 * 24 + 2): sums by Veltkamp's
+split or a one-element ``array("f")`` (:mod:`rulegen.targets.python_body`), elsewhere with
+``struct``, mapping its OverflowError to +-inf; ``math.exp`` is guarded as the evaluator guards
+it. A numeric model whose rows read few of their inputs converts each value where a test reads
+it, ``float(x[f])``, so numpy float32 scalars are widened, never compared in float32; ``None``
+makes that raise TypeError, and the row is then converted whole (None to NaN) and walked again.
+Trees are laid out by :mod:`rulegen.targets.python_tree`, the entry points by
+:mod:`rulegen.targets.python_body`.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
 from rulegen.codegen.jinja import render
-from rulegen.codegen.literals import py_comment, py_docstring, py_float, py_identifier, py_str
-from rulegen.codegen.lower import total_weight
+from rulegen.codegen.literals import py_comment, py_docstring, py_identifier, py_str
+from rulegen.codegen.lower import has_blend
 from rulegen.ir.nodes import Model
 from rulegen.targets.base import Target
+from rulegen.targets.python_body import RawBody, lazy_reads_pay
 from rulegen.targets.python_tree import (  # noqa: F401  (limits re-exported for tests and docs)
     MAX_BLOCK_DEPTH,
     MAX_CHAIN,
     MAX_INLINE_TERMS,
-    TreeWriter,
 )
 
 # A module named like one the generated code imports would shadow it when imported itself.
 _IMPORTED = frozenset({"array", "ctypes", "math", "struct"})
-# A vector leaf adds to at most this many outputs inline (a[0] += t[0]; ...), more through _add.
-_INLINE_ADDS = 4
 # How much of the feature list the module docstring spells out (FEATURES always has it all).
 DOC_FEATURES = 50
 DOC_CATEGORIES = 10
@@ -45,10 +44,6 @@ def module_name(name: str) -> str:
     """The module (file stem) for a user-given ``name``: a valid, non-shadowing identifier."""
     stem = py_identifier(str(name))
     return stem + "_model" if stem in _IMPORTED else stem
-
-
-def _dtype(model: Model, v: float) -> float:
-    return float(np.float32(v)) if model.dtype == "float32" else float(v)
 
 
 class PythonTarget(Target):
@@ -62,28 +57,15 @@ class PythonTarget(Target):
         return {stem + ".py": render("python/module.py.j2", self.context(model, stem, comments))}
 
     def context(self, model: Model, stem: str, comments: bool = True) -> dict:
-        f32 = model.dtype == "float32"
         classifier = model.target.task == "classification"
-        helpers: set[str] = set()
-        functions, constants, raw_lines = [], [], ["x = _inputs(row)"]
-        base = ", ".join(py_float(_dtype(model, b)) for b in model.base_score)
-        raw_lines.append(f"a = [{base}]")
-        if f32:
-            raw_lines.append("f = _cell()")
-        for i in range(len(model.trees)):
-            code = TreeWriter(model, i, comments).write()
-            helpers |= code.helpers
-            constants += code.constants
-            functions += [{"name": f.name, "params": f.params, "comment": f.comment,
-                           "body": "\n".join("    " + line for line in f.body)} for f in code.functions]
-            raw_lines += self._accumulate(model, i, code.name, code.returns, helpers)
-        raw_lines.append(self._finish(model))
-        if f32:
-            helpers.add("f32")
-        if model.link != "identity":
-            helpers.add("expf" if f32 else "exp")
-        if classifier:
-            helpers.add("argmax")
+        lazy = lazy_reads_pay(model)
+        body = RawBody(model, comments, lazy)
+        one = len(model.trees) == 1 and not has_blend(model.trees[0])
+        if one:  # the tree gives its leaf; every output is folded per leaf at generation
+            body.one_tree()
+        else:
+            body.trees()
+        helpers = body.helpers
         inputs, levels_consts = [], []
         numeric = all(f.kind != "categorical" for f in model.features)
         for j, feat in enumerate(model.features):
@@ -96,58 +78,27 @@ class PythonTarget(Target):
                 if not numeric:  # a numeric-only row converts in one map(float, row)
                     helpers.add("number")
                 inputs.append((f"_number(row[{j}])", note))
-        binary = classifier and model.n_raw == 1 and len(model.target.classes) == 2
         return {
             "docstring": py_docstring(self._docstring(model, stem)),
-            "imports": [m for m, need in (("array", f32), ("ctypes", "expf" in helpers),
-                                          ("math", helpers & {"exp", "expf"}), ("struct", f32)) if need],
+            "imports": [m for m, need in (("array", "cell" in helpers), ("ctypes", "expf" in helpers),
+                                          ("math", helpers & {"exp", "expf"}), ("struct", "f32" in helpers)) if need],
             "numeric": numeric,
+            "lazy": lazy,
             "categorical": [j for j, f in enumerate(model.features) if f.kind == "categorical"],
             "features": [py_str(f.name) for f in model.features],
             "task": py_str(model.target.task),
             "classes": [py_str(c) for c in model.target.classes] if classifier else None,
             "n_outputs": len(model.target.classes) if classifier else model.target.n_outputs,
-            "constants": levels_consts + constants,
+            "constants": levels_consts + body.constants,
             "helpers": helpers,
-            "functions": functions,
+            "functions": body.functions,
             "inputs": inputs,
             "dtype": model.dtype,
             "link": model.link,
-            "raw_lines": raw_lines,
-            # predict_proba / predict repeat predict_raw's body: a call less per row
-            "raw_expr": raw_lines[-1].removeprefix("return "),
-            "plain_link": model.link == "identity" and not f32,
-            "output_lines": self._link(model),
-            "proba": ("[_f32(1.0 - out[0]), out[0]]" if f32 else "[1.0 - out[0], out[0]]") if binary else "out",
+            # each entry point: the expression of x (the row as the trees read it) it returns
+            "entries": body.entries,
+            "output_lines": [] if one else self._link(model),
         }
-
-    @staticmethod
-    def _accumulate(model: Model, i: int, fn: str, returns: str, helpers: set[str]) -> list[str]:
-        """predict_raw's line(s) adding tree ``i`` to the accumulator ``a``."""
-        f32 = model.dtype == "float32"
-        tree = model.trees[i]
-        if returns == "vote":
-            w = py_float(_dtype(model, tree.weight))
-            return [f"k = {fn}(x)", f"f[0] = a[k] + {w}", "a[k] = f[0]"] if f32 else [f"a[{fn}(x)] += {w}"]
-        if returns == "vector":
-            if f32:
-                helpers.add("add32")
-                return [f"_add32(a, {fn}(x), f)"]
-            if model.n_raw > _INLINE_ADDS:
-                helpers.add("add")
-                return [f"_add(a, {fn}(x))"]
-            return [f"t = {fn}(x)"] + [f"a[{k}] += t[{k}]" for k in range(model.n_raw)]
-        k = tree.output or 0
-        # the cell f rounds to float32 on assignment: half the time of _f32 (struct) per tree
-        return [f"f[0] = a[{k}] + {fn}(x)", f"a[{k}] = f[0]"] if f32 else [f"a[{k}] += {fn}(x)"]
-
-    @staticmethod
-    def _finish(model: Model) -> str:
-        if model.aggregation == "sum":
-            return "return a"
-        d = len(model.trees) if model.aggregation == "mean" else total_weight(model)
-        v = f"v / {py_float(_dtype(model, d))}"
-        return f"return [{'_f32(' + v + ')' if model.dtype == 'float32' else v} for v in a]"
 
     @staticmethod
     def _link(model: Model) -> list[str]:
@@ -155,7 +106,6 @@ class PythonTarget(Target):
         (docs/IR.md)."""
         if model.dtype == "float32":
             return _link_f32(model.link)
-        r = "v"
         if model.link == "identity":
             return ["return raw"]
         if model.link == "sigmoid":

@@ -9,7 +9,13 @@ parts it continues into onto a work list. Everything here walks with explicit st
 Inside a function ``x[f]`` is input f, read where a test needs it (unpacking every input a
 tree uses into locals cost more than the few reads on a row's path: a depth-6 XGBoost tree reads
 6 of its 11): floats with NaN for missing on numeric features, labels on categorical ones (NaN
-when missing, the module's ``_UNSEEN`` for any other value). NaN fails every comparison and
+when missing, the module's ``_UNSEEN`` for any other value). With ``lazy`` reads, x is the
+caller's row itself and each test converts the one value it reads, ``float(x[f])``: cheaper
+than converting the whole row when a row's path reads few of many inputs. With ``inline``, a
+leaf assigns its value (``v``, ``t`` or ``k``) instead of returning it, so that the module can
+lay the trees one after another in one function (or returns its ``leaf_values`` expression
+from the function the body is laid in); ``write`` then gives None for a tree that needs parts
+or blends. NaN fails every comparison and
 every membership test, so a missing value falls to the ``else`` branch unless the condition
 takes it: ``not (x[f] > t)`` for a numeric test (one read), ``or x[f] != x[f]`` otherwise.
 """
@@ -64,29 +70,38 @@ class TreeCode:
     and what its entry function ``name(x)`` returns: "scalar", "vector" or "vote"."""
 
     name: str
-    returns: str
+    returns: str  # or "leaf": each leaf returns its expression from ``leaf_values``
     functions: list[Function] = field(default_factory=list)
     constants: list[tuple[str, str]] = field(default_factory=list)
     helpers: set[str] = field(default_factory=set)
+    body: list[str] | None = None  # inline: the tree's statements, leaves assigning VAR[returns]
+
+
+# The variable an inline tree's leaf assigns, by what it yields.
+VAR = {"scalar": "v", "vector": "t", "vote": "k"}
 
 
 class TreeWriter:
-    def __init__(self, model: Model, index: int, comments: bool = True):
+    def __init__(self, model: Model, index: int, comments: bool = True, *,
+                 leaf_values: dict[int, str] | None = None, lazy: bool = False, inline: bool = False):
         self.model = model
         self.tree: Tree = model.trees[index]
         self.index = index
         self.comments = comments
         self.blend = has_blend(self.tree)
         self.width = 1 if self.tree.output is not None else model.n_raw
+        self.leaf_values, self.lazy, self.inline = leaf_values, lazy, inline
         vote = model.aggregation == "vote"
-        self.code = TreeCode(f"_tree_{index}", "vote" if vote else "scalar" if self.width == 1 else "vector")
+        returns = "leaf" if leaf_values is not None else "vote" if vote else "scalar" if self.width == 1 else "vector"
+        self.code = TreeCode(f"_tree_{index}", returns)
         self._queue: list[int] = []
         self._queue_used = False
 
     # --- expressions -----------------------------------------------------------------------
 
     def _x(self, f: int) -> str:
-        return f"x[{f}]"
+        # lazy: converted where read (binding it for the tests below was no faster: measured)
+        return f"float(x[{f}])" if self.lazy else f"x[{f}]"
 
     def _name(self, f: int) -> str:
         return py_str(self.model.features[f].name)
@@ -211,15 +226,18 @@ class TreeWriter:
         if self.blend:
             values = ", ".join(map(py_float, leaf.value)) + ("," if len(leaf.value) == 1 else "")
             return f"hits.append(({nid}, p{b}, ({values})))" + note
-        if self.code.returns == "vote":
+        returns = self.code.returns
+        if returns == "leaf":  # inline too: the body is then an entry point's
+            return f"return {self.leaf_values[nid]}" + note
+        if returns == "vote":
             k = vote_index(leaf, self.tree.weight)
             if self.comments:
                 note = (note or "  #") + py_comment(f" votes {py_str(self.model.target.classes[k])}")
-            return f"return {k}" + note
-        c = leaf_contribution(self.model, self.tree, leaf)
-        if self.code.returns == "scalar":
-            return f"return {py_float(c[0])}" + note
-        return f"return ({', '.join(map(py_float, c))})" + note
+            value = str(k)
+        else:
+            c = leaf_contribution(self.model, self.tree, leaf)
+            value = py_float(c[0]) if returns == "scalar" else f"({', '.join(map(py_float, c))})"
+        return (f"{VAR[returns]} = " if self.inline else "return ") + value + note
 
     def _split(self, nid: int, split: Split, ind: int, b: int) -> list[tuple]:
         """The statements for a split: ("line", indent, text), ("child", position, indent, b)
@@ -331,13 +349,27 @@ class TreeWriter:
 
     # --- the whole tree --------------------------------------------------------------------
 
-    def write(self) -> TreeCode:
+    def write(self) -> TreeCode | None:
         self._queue_used = False
         self._queue = [0]
         parts = []
+        if self.inline and self.blend:
+            return None
         while self._queue:
             parts.append(self._emit_part(self._queue.pop()))
         code = self.code
+        about = ""
+        if self.comments:
+            t = self.tree
+            about = f"# tree {self.index}: {len(t.nodes)} nodes, weight {py_float(t.weight)}"
+            if t.output is not None:
+                about += f", adds to raw[{t.output}]"
+            about = py_comment(about)
+        if self.inline:
+            if self._queue_used:
+                return None
+            code.body = ([about] if about else []) + parts[0].body
+            return code
         if self.blend:
             code.helpers.add("blend")
             code.functions.append(Function(code.name, "x", "", self._blend_driver()))
@@ -350,12 +382,7 @@ class TreeWriter:
             ]))
         else:
             parts[0].name = code.name
-        if self.comments:
-            t = self.tree
-            about = f"# tree {self.index}: {len(t.nodes)} nodes, weight {py_float(t.weight)}"
-            if t.output is not None:
-                about += f", adds to raw[{t.output}]"
-            (code.functions[0] if code.functions else parts[0]).comment = py_comment(about)
+        (code.functions[0] if code.functions else parts[0]).comment = about
         code.functions.extend(parts)
         return code
 

@@ -51,16 +51,6 @@ _CLASSES = tuple(CLASSES)
 _LEVELS_6 = frozenset({"it's", 'say "hi"', '*/', '\\n', '年'})
 
 
-def _argmax(values):
-    """Index of the first largest value (the first NaN, if any, as numpy.argmax)."""
-    best = 0
-    for k in range(1, len(values)):
-        v = values[k]
-        if v > values[best] or (v != v and values[best] == values[best]):
-            best = k
-    return best
-
-
 def _number(v):
     return _NAN if v is None else float(v)
 
@@ -75,71 +65,6 @@ def _category(v, levels):
     except TypeError:  # unhashable: not a category
         return _UNSEEN
     return _NAN if v != v else _UNSEEN
-
-
-# tree 0: 31 nodes, weight 1.0
-def _tree_0(x):
-    # node 0: 'select' <= -0.5; missing -> node 1
-    if not (x[0] > -0.5):
-        # node 1: "O'Brien" <= 0.0; missing -> node 4
-        if x[3] <= 0.0:
-            # node 3: "O'Brien" <= 0.5; missing -> node 7
-            if not (x[3] > 0.5):
-                # node 7: '1st' by category; missing -> node 16
-                if x[6] in {"it's", '*/', '年'}:
-                    return (0.0, 1.0, 0.0)  # node 15
-                else:
-                    return (0.5, 0.5, 0.0)  # node 16
-            else:
-                # node 8: '1st' by category; missing -> node 18
-                if x[6] in {"it's", '*/', '年'}:
-                    return (1.0, 0.0, 0.0)  # node 17
-                else:
-                    return (0.0, 1.0, 0.0)  # node 18
-        else:
-            # node 4: 'select' <= 0.5; missing -> node 9
-            if not (x[0] > 0.5):
-                # node 9: '1st' by category; missing -> node 20
-                if x[6] in {"it's", '*/', '年'}:
-                    return (0.5, 0.5, 0.0)  # node 19
-                else:
-                    return (1.0, 0.0, 0.0)  # node 20
-            else:
-                # node 10: '1st' by category; missing -> node 22
-                if x[6] in {"it's", '*/', '年'}:
-                    return (0.0, 1.0, 0.0)  # node 21
-                else:
-                    return (0.5, 0.5, 0.0)  # node 22
-    else:
-        # node 2: 'select' <= 0.0; missing -> node 6
-        if x[0] <= 0.0:
-            # node 5: "O'Brien" <= 0.5; missing -> node 11
-            if not (x[3] > 0.5):
-                # node 11: '1st' by category; missing -> node 24
-                if x[6] in {"it's", '*/', '年'}:
-                    return (1.0, 0.0, 0.0)  # node 23
-                else:
-                    return (0.0, 1.0, 0.0)  # node 24
-            else:
-                # node 12: '1st' by category; missing -> node 26
-                if x[6] in {"it's", '*/', '年'}:
-                    return (0.5, 0.5, 0.0)  # node 25
-                else:
-                    return (1.0, 0.0, 0.0)  # node 26
-        else:
-            # node 6: 'select' <= 0.5; missing -> node 13
-            if not (x[0] > 0.5):
-                # node 13: '1st' by category; missing -> node 28
-                if x[6] in {"it's", '*/', '年'}:
-                    return (0.0, 1.0, 0.0)  # node 27
-                else:
-                    return (0.5, 0.5, 0.0)  # node 28
-            else:
-                # node 14: '1st' by category; missing -> node 30
-                if x[6] in {"it's", '*/', '年'}:
-                    return (1.0, 0.0, 0.0)  # node 29
-                else:
-                    return (0.0, 1.0, 0.0)  # node 30
 
 
 def _inputs(row):
@@ -170,34 +95,202 @@ def unseen_features(row):
 def predict_raw(row):
     """The accumulated tree scores before the link (float64), one per raw output."""
     x = _inputs(row)
-    a = [0.0, 0.0, 0.0]
-    t = _tree_0(x)
-    a[0] += t[0]
-    a[1] += t[1]
-    a[2] += t[2]
-    return a
-
-
-def _outputs(raw):
-    """The link (identity) applied to the raw scores, in float64."""
-    return raw
+    # tree 0: 31 nodes, weight 1.0
+    # node 0: 'select' <= -0.5; missing -> node 1
+    if not (x[0] > -0.5):
+        # node 1: "O'Brien" <= 0.0; missing -> node 4
+        if x[3] <= 0.0:
+            # node 3: "O'Brien" <= 0.5; missing -> node 7
+            if not (x[3] > 0.5):
+                # node 7: '1st' by category; missing -> node 16
+                if x[6] in {"it's", '*/', '年'}:
+                    return [0.0, 1.0, 0.0]  # node 15
+                else:
+                    return [0.5, 0.5, 0.0]  # node 16
+            else:
+                # node 8: '1st' by category; missing -> node 18
+                if x[6] in {"it's", '*/', '年'}:
+                    return [1.0, 0.0, 0.0]  # node 17
+                else:
+                    return [0.0, 1.0, 0.0]  # node 18
+        else:
+            # node 4: 'select' <= 0.5; missing -> node 9
+            if not (x[0] > 0.5):
+                # node 9: '1st' by category; missing -> node 20
+                if x[6] in {"it's", '*/', '年'}:
+                    return [0.5, 0.5, 0.0]  # node 19
+                else:
+                    return [1.0, 0.0, 0.0]  # node 20
+            else:
+                # node 10: '1st' by category; missing -> node 22
+                if x[6] in {"it's", '*/', '年'}:
+                    return [0.0, 1.0, 0.0]  # node 21
+                else:
+                    return [0.5, 0.5, 0.0]  # node 22
+    else:
+        # node 2: 'select' <= 0.0; missing -> node 6
+        if x[0] <= 0.0:
+            # node 5: "O'Brien" <= 0.5; missing -> node 11
+            if not (x[3] > 0.5):
+                # node 11: '1st' by category; missing -> node 24
+                if x[6] in {"it's", '*/', '年'}:
+                    return [1.0, 0.0, 0.0]  # node 23
+                else:
+                    return [0.0, 1.0, 0.0]  # node 24
+            else:
+                # node 12: '1st' by category; missing -> node 26
+                if x[6] in {"it's", '*/', '年'}:
+                    return [0.5, 0.5, 0.0]  # node 25
+                else:
+                    return [1.0, 0.0, 0.0]  # node 26
+        else:
+            # node 6: 'select' <= 0.5; missing -> node 13
+            if not (x[0] > 0.5):
+                # node 13: '1st' by category; missing -> node 28
+                if x[6] in {"it's", '*/', '年'}:
+                    return [0.0, 1.0, 0.0]  # node 27
+                else:
+                    return [0.5, 0.5, 0.0]  # node 28
+            else:
+                # node 14: '1st' by category; missing -> node 30
+                if x[6] in {"it's", '*/', '年'}:
+                    return [1.0, 0.0, 0.0]  # node 29
+                else:
+                    return [0.0, 1.0, 0.0]  # node 30
 
 
 def predict_proba(row):
     """Class probabilities, in CLASSES order."""
     x = _inputs(row)
-    a = [0.0, 0.0, 0.0]
-    t = _tree_0(x)
-    a[0] += t[0]
-    a[1] += t[1]
-    a[2] += t[2]
-    out = a
-    return out
+    # tree 0: 31 nodes, weight 1.0
+    # node 0: 'select' <= -0.5; missing -> node 1
+    if not (x[0] > -0.5):
+        # node 1: "O'Brien" <= 0.0; missing -> node 4
+        if x[3] <= 0.0:
+            # node 3: "O'Brien" <= 0.5; missing -> node 7
+            if not (x[3] > 0.5):
+                # node 7: '1st' by category; missing -> node 16
+                if x[6] in {"it's", '*/', '年'}:
+                    return [0.0, 1.0, 0.0]  # node 15
+                else:
+                    return [0.5, 0.5, 0.0]  # node 16
+            else:
+                # node 8: '1st' by category; missing -> node 18
+                if x[6] in {"it's", '*/', '年'}:
+                    return [1.0, 0.0, 0.0]  # node 17
+                else:
+                    return [0.0, 1.0, 0.0]  # node 18
+        else:
+            # node 4: 'select' <= 0.5; missing -> node 9
+            if not (x[0] > 0.5):
+                # node 9: '1st' by category; missing -> node 20
+                if x[6] in {"it's", '*/', '年'}:
+                    return [0.5, 0.5, 0.0]  # node 19
+                else:
+                    return [1.0, 0.0, 0.0]  # node 20
+            else:
+                # node 10: '1st' by category; missing -> node 22
+                if x[6] in {"it's", '*/', '年'}:
+                    return [0.0, 1.0, 0.0]  # node 21
+                else:
+                    return [0.5, 0.5, 0.0]  # node 22
+    else:
+        # node 2: 'select' <= 0.0; missing -> node 6
+        if x[0] <= 0.0:
+            # node 5: "O'Brien" <= 0.5; missing -> node 11
+            if not (x[3] > 0.5):
+                # node 11: '1st' by category; missing -> node 24
+                if x[6] in {"it's", '*/', '年'}:
+                    return [1.0, 0.0, 0.0]  # node 23
+                else:
+                    return [0.0, 1.0, 0.0]  # node 24
+            else:
+                # node 12: '1st' by category; missing -> node 26
+                if x[6] in {"it's", '*/', '年'}:
+                    return [0.5, 0.5, 0.0]  # node 25
+                else:
+                    return [1.0, 0.0, 0.0]  # node 26
+        else:
+            # node 6: 'select' <= 0.5; missing -> node 13
+            if not (x[0] > 0.5):
+                # node 13: '1st' by category; missing -> node 28
+                if x[6] in {"it's", '*/', '年'}:
+                    return [0.0, 1.0, 0.0]  # node 27
+                else:
+                    return [0.5, 0.5, 0.0]  # node 28
+            else:
+                # node 14: '1st' by category; missing -> node 30
+                if x[6] in {"it's", '*/', '年'}:
+                    return [1.0, 0.0, 0.0]  # node 29
+                else:
+                    return [0.0, 1.0, 0.0]  # node 30
 
 
 def predict(row):
     """The predicted class label: the first class with the largest probability."""
-    return _CLASSES[_argmax(predict_proba(row))]
+    x = _inputs(row)
+    # tree 0: 31 nodes, weight 1.0
+    # node 0: 'select' <= -0.5; missing -> node 1
+    if not (x[0] > -0.5):
+        # node 1: "O'Brien" <= 0.0; missing -> node 4
+        if x[3] <= 0.0:
+            # node 3: "O'Brien" <= 0.5; missing -> node 7
+            if not (x[3] > 0.5):
+                # node 7: '1st' by category; missing -> node 16
+                if x[6] in {"it's", '*/', '年'}:
+                    return '*/ end'  # node 15
+                else:
+                    return 'it\'s "ok"'  # node 16
+            else:
+                # node 8: '1st' by category; missing -> node 18
+                if x[6] in {"it's", '*/', '年'}:
+                    return 'it\'s "ok"'  # node 17
+                else:
+                    return '*/ end'  # node 18
+        else:
+            # node 4: 'select' <= 0.5; missing -> node 9
+            if not (x[0] > 0.5):
+                # node 9: '1st' by category; missing -> node 20
+                if x[6] in {"it's", '*/', '年'}:
+                    return 'it\'s "ok"'  # node 19
+                else:
+                    return 'it\'s "ok"'  # node 20
+            else:
+                # node 10: '1st' by category; missing -> node 22
+                if x[6] in {"it's", '*/', '年'}:
+                    return '*/ end'  # node 21
+                else:
+                    return 'it\'s "ok"'  # node 22
+    else:
+        # node 2: 'select' <= 0.0; missing -> node 6
+        if x[0] <= 0.0:
+            # node 5: "O'Brien" <= 0.5; missing -> node 11
+            if not (x[3] > 0.5):
+                # node 11: '1st' by category; missing -> node 24
+                if x[6] in {"it's", '*/', '年'}:
+                    return 'it\'s "ok"'  # node 23
+                else:
+                    return '*/ end'  # node 24
+            else:
+                # node 12: '1st' by category; missing -> node 26
+                if x[6] in {"it's", '*/', '年'}:
+                    return 'it\'s "ok"'  # node 25
+                else:
+                    return 'it\'s "ok"'  # node 26
+        else:
+            # node 6: 'select' <= 0.5; missing -> node 13
+            if not (x[0] > 0.5):
+                # node 13: '1st' by category; missing -> node 28
+                if x[6] in {"it's", '*/', '年'}:
+                    return '*/ end'  # node 27
+                else:
+                    return 'it\'s "ok"'  # node 28
+            else:
+                # node 14: '1st' by category; missing -> node 30
+                if x[6] in {"it's", '*/', '年'}:
+                    return 'it\'s "ok"'  # node 29
+                else:
+                    return '*/ end'  # node 30
 
 
 def predict_proba_batch(rows):

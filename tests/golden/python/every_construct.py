@@ -160,6 +160,16 @@ def _tree_0_n0(x, p0, hits, todo):
             hits.append((13, p0, (0.15, 0.85)))  # node 13
 
 
+# every tree in turn, each added to the accumulators
+def _raw(x):
+    a0 = 0.0
+    a1 = 0.0
+    t = _tree_0(x)
+    a0 += t[0]
+    a1 += t[1]
+    return [a0, a1]
+
+
 def _inputs(row):
     """The row in FEATURES order: floats for numeric features (NaN when missing), labels for
     categorical ones (NaN when missing, _UNSEEN for a value the model does not list)."""
@@ -187,11 +197,7 @@ def unseen_features(row):
 def predict_raw(row):
     """The accumulated tree scores before the link (float64), one per raw output."""
     x = _inputs(row)
-    a = [0.0, 0.0]
-    t = _tree_0(x)
-    a[0] += t[0]
-    a[1] += t[1]
-    return a
+    return _raw(x)
 
 
 def _outputs(raw):
@@ -202,17 +208,15 @@ def _outputs(raw):
 def predict_proba(row):
     """Class probabilities, in CLASSES order."""
     x = _inputs(row)
-    a = [0.0, 0.0]
-    t = _tree_0(x)
-    a[0] += t[0]
-    a[1] += t[1]
-    out = a
+    out = _raw(x)
     return out
 
 
 def predict(row):
     """The predicted class label: the first class with the largest probability."""
-    return _CLASSES[_argmax(predict_proba(row))]
+    x = _inputs(row)
+    out = _raw(x)
+    return _CLASSES[_argmax(out)]
 
 
 def predict_proba_batch(rows):

@@ -61,8 +61,10 @@ def _argmax(values):
     return best
 
 
-# tree 0: 27 nodes, weight 0.1
-def _tree_0(x):
+# every tree in turn, each added to the accumulators
+def _raw(x):
+    a0 = -0.3
+    # tree 0: 27 nodes, weight 0.1
     # node 0: 'f1' <= 0.8199999928474426 (compared in float32); missing -> node 2
     if x[1] < 0.820000022649765:
         # node 1: 'f0' < 0.45; missing -> node 3
@@ -71,25 +73,25 @@ def _tree_0(x):
             if x[1] < -0.48:
                 # node 7: 'f1' <= 0.6499999761581421 (compared in float32); missing -> node 16
                 if x[1] <= 0.6500000059604645:
-                    return 0.023550561173022524  # node 15
+                    v = 0.023550561173022524  # node 15
                 else:
-                    return 0.07595195224783792  # node 16
+                    v = 0.07595195224783792  # node 16
             else:
                 # node 8: 'f1' <= 0.11; missing -> node 17
                 if not (x[1] > 0.11):
-                    return -0.16487873663509486  # node 17
+                    v = -0.16487873663509486  # node 17
                 else:
-                    return 0.02543881165176173  # node 18
+                    v = 0.02543881165176173  # node 18
         else:
             # node 4: 'f3' < -0.26; missing -> node 9
             if not (x[3] >= -0.26):
                 # node 9: 'f1' <= -0.1; missing -> node 20
                 if x[1] <= -0.1:
-                    return 0.12246469675357324  # node 19
+                    v = 0.12246469675357324  # node 19
                 else:
-                    return -0.029752684437047323  # node 20
+                    v = -0.029752684437047323  # node 20
             else:
-                return 0.05937480717858228  # node 10
+                v = 0.05937480717858228  # node 10
     else:
         # node 2: 'f2' <= 0.29; missing -> node 6
         if x[2] <= 0.29:
@@ -97,36 +99,34 @@ def _tree_0(x):
             if x[0] <= -2.71:
                 # node 11: 'f3' < -0.82; missing -> node 22
                 if x[3] < -0.82:
-                    return -0.081081458323757  # node 21
+                    v = -0.081081458323757  # node 21
                 else:
-                    return 0.07522438271795928  # node 22
+                    v = 0.07522438271795928  # node 22
             else:
-                return -0.10717874168774442  # node 12
+                v = -0.10717874168774442  # node 12
         else:
             # node 6: 'f2' <= 0.2199999988079071 (compared in float32); missing -> node 13
             if not (x[2] > 0.2200000062584877):
                 # node 13: 'f3' < -1.25 (compared in float32); missing -> node 24
                 if x[3] < -1.2500000596046448:
-                    return 0.025344651620814146  # node 23
+                    v = 0.025344651620814146  # node 23
                 else:
-                    return 0.08958830707775604  # node 24
+                    v = 0.08958830707775604  # node 24
             else:
                 # node 14: 'f1' < -1.1100000143051147 (compared in float32); missing -> node 26
                 if x[1] <= -1.1100000739097595:
-                    return -0.034521571005127975  # node 25
+                    v = -0.034521571005127975  # node 25
                 else:
-                    return -0.14818182737222113  # node 26
-
-
-# tree 1: 17 nodes, weight 0.1
-def _tree_1(x):
+                    v = -0.14818182737222113  # node 26
+    a0 += v
+    # tree 1: 17 nodes, weight 0.1
     # node 0: 'f1' <= -0.44999998807907104 (compared in float32); missing -> node 2
     if x[1] <= -0.44999997317790985:
         # node 1: 'f3' <= -1.2000000476837158 (compared in float32); missing -> node 3
         if not (x[3] > -1.199999988079071):
-            return 0.0256485627221562  # node 3
+            v = 0.0256485627221562  # node 3
         else:
-            return -0.025884806478784557  # node 4
+            v = -0.025884806478784557  # node 4
     else:
         # node 2: 'f1' <= -0.0; missing -> node 5
         if not (x[1] > -0.0):
@@ -134,48 +134,46 @@ def _tree_1(x):
             if not (x[2] > -0.14):
                 # node 7: 'f3' < -0.88; missing -> node 12
                 if x[3] < -0.88:
-                    return -0.1524686038099152  # node 11
+                    v = -0.1524686038099152  # node 11
                 else:
-                    return -0.2466229231351318  # node 12
+                    v = -0.2466229231351318  # node 12
             else:
                 # node 8: 'f1' <= 0.14; missing -> node 13
                 if not (x[1] > 0.14):
-                    return 0.06168787551543195  # node 13
+                    v = 0.06168787551543195  # node 13
                 else:
-                    return 0.2547897815483126  # node 14
+                    v = 0.2547897815483126  # node 14
         else:
             # node 6: 'f0' <= 0.86; missing -> node 9
             if not (x[0] > 0.86):
-                return 0.0013749583618419498  # node 9
+                v = 0.0013749583618419498  # node 9
             else:
                 # node 10: 'f1' <= -1.03; missing -> node 16
                 if x[1] <= -1.03:
-                    return -0.10009248488718936  # node 15
+                    v = -0.10009248488718936  # node 15
                 else:
-                    return -0.12506957588019882  # node 16
-
-
-# tree 2: 23 nodes, weight 0.1
-def _tree_2(x):
+                    v = -0.12506957588019882  # node 16
+    a0 += v
+    # tree 2: 23 nodes, weight 0.1
     # node 0: 'f1' <= -0.84; missing -> node 1
     if not (x[1] > -0.84):
         # node 1: 'f0' <= -0.41; missing -> node 4
         if x[0] <= -0.41:
-            return -0.10928943692952431  # node 3
+            v = -0.10928943692952431  # node 3
         else:
             # node 4: 'f1' < -0.05; missing -> node 7
             if not (x[1] >= -0.05):
                 # node 7: 'f2' <= -2.14; missing -> node 13
                 if not (x[2] > -2.14):
-                    return 0.28715673378134987  # node 13
+                    v = 0.28715673378134987  # node 13
                 else:
-                    return 0.08802586206615082  # node 14
+                    v = 0.08802586206615082  # node 14
             else:
                 # node 8: 'f2' < 0.23; missing -> node 15
                 if not (x[2] >= 0.23):
-                    return -0.11392946703429759  # node 15
+                    v = -0.11392946703429759  # node 15
                 else:
-                    return -0.07796379162397446  # node 16
+                    v = -0.07796379162397446  # node 16
     else:
         # node 2: 'f2' <= -0.32; missing -> node 6
         if x[2] <= -0.32:
@@ -183,25 +181,27 @@ def _tree_2(x):
             if x[3] < 0.28:
                 # node 9: 'f2' < -0.59; missing -> node 18
                 if x[2] < -0.59:
-                    return 0.008697924857190436  # node 17
+                    v = 0.008697924857190436  # node 17
                 else:
-                    return -0.15547311319959864  # node 18
+                    v = -0.15547311319959864  # node 18
             else:
                 # node 10: 'f2' <= 0.17; missing -> node 20
                 if x[2] <= 0.17:
-                    return 0.016863040701051428  # node 19
+                    v = 0.016863040701051428  # node 19
                 else:
-                    return -0.045907155571275914  # node 20
+                    v = -0.045907155571275914  # node 20
         else:
             # node 6: 'f2' < -0.9; missing -> node 12
             if x[2] < -0.9:
                 # node 11: 'f2' <= 0.6399999856948853 (compared in float32); missing -> node 22
                 if x[2] <= 0.6400000154972076:
-                    return 0.12262706003162174  # node 21
+                    v = 0.12262706003162174  # node 21
                 else:
-                    return 0.09621546636282469  # node 22
+                    v = 0.09621546636282469  # node 22
             else:
-                return -0.09322203053719522  # node 12
+                v = -0.09322203053719522  # node 12
+    a0 += v
+    return [a0]
 
 
 def _inputs(row):
@@ -227,11 +227,7 @@ def unseen_features(row):
 def predict_raw(row):
     """The accumulated tree scores before the link (float64), one per raw output."""
     x = _inputs(row)
-    a = [-0.3]
-    a[0] += _tree_0(x)
-    a[0] += _tree_1(x)
-    a[0] += _tree_2(x)
-    return a
+    return _raw(x)
 
 
 def _outputs(raw):
@@ -242,17 +238,15 @@ def _outputs(raw):
 def predict_proba(row):
     """Class probabilities, in CLASSES order."""
     x = _inputs(row)
-    a = [-0.3]
-    a[0] += _tree_0(x)
-    a[0] += _tree_1(x)
-    a[0] += _tree_2(x)
-    out = _outputs(a)
+    out = _outputs(_raw(x))
     return [1.0 - out[0], out[0]]
 
 
 def predict(row):
     """The predicted class label: the first class with the largest probability."""
-    return _CLASSES[_argmax(predict_proba(row))]
+    x = _inputs(row)
+    out = _outputs(_raw(x))
+    return _CLASSES[_argmax([1.0 - out[0], out[0]])]
 
 
 def predict_proba_batch(rows):
