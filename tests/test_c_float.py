@@ -93,9 +93,9 @@ def test_routing_is_exact_for_every_float_row(form):
 
 
 def test_row_tables_route_every_float_row():
-    """Row tables (a tree alone, as the float profile writes it) reach the evaluator's leaf on
-    every float row, one row at a time and in the batch: the first tree of each model that
-    row tables take, every leaf's value its node id."""
+    """Packed split rows (a tree alone, as the float profile writes it) reach the evaluator's
+    leaf on every float row, one row at a time and in the batch: the first tree of each model
+    that row tables take, every leaf's value its node id."""
     seen = 0
     for name, model in {**MODELS, "constant_tests": constant_tests_tree()}.items():
         tree = leaf_ids(model, 0)
@@ -103,7 +103,7 @@ def test_row_tables_route_every_float_row():
             continue
         X = rows32(model)
         files = rulegen.generate(tree, "c", name="r", precision="float32")
-        assert "row tables" in files["r.c"], name
+        assert "packed split rows" in files["r.c"], name
         res = run_c(files, "r", X, cflags=FLOAT_FLAGS)
         want = expected_leaves(model, X)[:, 0]
         assert np.array_equal(res["raw"][:, 0], want), name
@@ -175,22 +175,41 @@ def test_float_table_rows_are_8_bytes():
     assert "struct { float t; short c, k; }" in text
     assert "struct { double" not in text
     text = rulegen.generate(irfixtures.big_ensemble(1), "c", name="b", precision="float32")["b.c"]
-    assert "struct { float t; short c; unsigned char f; signed char s; }" in text
+    assert "static const float b_table_0_T[" in text and "static const uint32_t b_table_0_W[" in text
 
 
-def test_row_tables_past_256_features():
-    """Row tables name a feature in a byte up to 256 features, in a short beyond (12-byte rows)."""
-    base = irfixtures.big_ensemble(1)
-    wide = dataclasses.replace(base, features=base.features + tuple(
-        dataclasses.replace(base.features[0], name=f"pad{i}") for i in range(300)))
-    tree = base.trees[0]
-    moved = tuple(dataclasses.replace(nd, test=dataclasses.replace(nd.test, feature=nd.test.feature + 300))
-                  if isinstance(nd, Split) else nd for nd in tree.nodes)
-    model = dataclasses.replace(wide, trees=(Tree(moved),))
+def _moved(model: Model, n_pad: int) -> Model:
+    """The model's first tree reading features n_pad and up, behind n_pad unused ones."""
+    wide = dataclasses.replace(model, features=tuple(
+        dataclasses.replace(model.features[0], name=f"pad{i}") for i in range(n_pad)) + model.features)
+    moved = tuple(dataclasses.replace(nd, test=dataclasses.replace(nd.test, feature=nd.test.feature + n_pad))
+                  if isinstance(nd, Split) else nd for nd in model.trees[0].nodes)
+    return dataclasses.replace(wide, trees=(Tree(moved),))
+
+
+def test_packed_rows_past_256_features():
+    """Packed rows give the feature as many bits as it needs (300 features: 9)."""
+    model = _moved(irfixtures.big_ensemble(1), 300)
     files = rulegen.generate(model, "c", name="w", precision="float32")
-    assert "struct { float t; int c; short f, s; }" in files["w.c"]
+    assert "[feature:9]" in files["w.c"]
     X = rows32(model)
     _compare(model, run_c(files, "w", X, cflags=FLOAT_FLAGS), X)
+
+
+def test_row_tables_where_packed_words_are_too_narrow():
+    """A tree too big for 32-bit packed words (2 x 12 bits of children, 8 of feature, 1 of
+    sign) keeps 8-byte row tables; with more than 256 features, 12-byte rows."""
+    rng = np.random.default_rng(3)
+    tree = irfixtures._random_tree(rng, 10, 13, 1)
+    assert len(tree.nodes) > 2 ** 11  # splits and leaf values: 12 bits
+    base = dataclasses.replace(irfixtures.big_ensemble(1), trees=(tree,))
+    for pad, struct_text in ((246, "struct { float t; short c; unsigned char f; signed char s; }"),
+                             (300, "struct { float t; int c; short f, s; }")):
+        model = _moved(base, pad)
+        files = rulegen.generate(model, "c", name="w", precision="float32")
+        assert struct_text in files["w.c"] and "uint32_t" not in files["w.c"]
+        X = rows32(model)[:300]
+        _compare(model, run_c(files, "w", X, cflags=FLOAT_FLAGS), X)
 
 
 @pytest.mark.parametrize("what", ["oblique", "blend"])

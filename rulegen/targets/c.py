@@ -44,7 +44,7 @@ from rulegen.codegen.literals import (
 )
 from rulegen.errors import RulegenError
 from rulegen.ir.nodes import Leaf, Model, Tree
-from rulegen.targets import c_profile, c_rows, c_table, c_trees
+from rulegen.targets import c_packed, c_profile, c_rows, c_table, c_trees
 from rulegen.targets.base import Target
 
 FORMS = ("auto", "nested", "goto", "table")
@@ -245,8 +245,11 @@ class _Builder:
         if table_name == "table" and self.form_of(chunk[0][1]) != "blend" and c_rows.supports(self.model):
             table, kind = isinstance(units[0], c_table.Group), kind_of(chunk[0][1])
             rows32 = not self.f32p and c_table.float_rows_apply(self.model, chunk[0][1], kind, acc_type)
-            rows = c_rows.RowsGroup(self.model, kind, acc_type, self.lit, comments, self.f32p,
-                                    one_row=table, float_rows=not self.f32p, rows32=rows32)
+            args = (self.model, kind, acc_type, self.lit, comments, self.f32p)
+            if c_packed.PackedGroup.applies(self.model, kind, self.f32p):  # flash first
+                rows = c_packed.PackedGroup(*args)
+            if rows is None or not rows.fits:
+                rows = c_rows.RowsGroup(*args, one_row=table, float_rows=not self.f32p, rows32=rows32)
             if table:
                 units = [rows]
         out = [u.unit(f"{self.prefix}_{table_name}_{u.indices[0]}") if isinstance(u, c_table.Group)
@@ -254,7 +257,8 @@ class _Builder:
         if rows and not isinstance(units[0], c_rows.RowsGroup):
             batch = rows.unit(f"{self.prefix}_rows_0")
             out[0].update(batch=batch["name"], globals=batch["globals"], functions=batch["functions"],
-                          float_block=batch["float_block"], batch_comments=batch["comments"])
+                          float_block=batch["float_block"], batch_comments=batch["comments"],
+                          stdint=batch.get("stdint"))
         for u in out:  # the templates read these from every unit
             for key in ("block", "batch", "float_block", "functions", "body", "uses_dot"):
                 u.setdefault(key, None)
@@ -318,6 +322,7 @@ class _Builder:
             part = {**ctx, "trees": trees, "leaf_units": leaf_units,
                     "uses_dot": any(t["uses_dot"] for t in everything),
                     "include_math": huge or (i == 0 and ctx["needs_lm"]),
+                    "include_stdint": any(t.get("stdint") for t in trees),
                     "part": None if i == 0 else f"{p}_part_{i}", "part_index": i}
             files[f"{p}.c" if i == 0 else f"{p}_{i}.c"] = render(
                 "c/source.c.j2" if i == 0 else "c/part.c.j2", part)
