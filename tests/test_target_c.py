@@ -41,7 +41,7 @@ from rulegen.ir.nodes import (
     Tree,
 )
 from rulegen.ir.validate import validate
-from rulegen.targets import c_table, c_trees
+from rulegen.targets import brace_trees, c_table
 from rulegen.targets.c import CTarget
 
 pytestmark = pytest.mark.skipif(not have_cc(), reason="no C compiler (cc) on PATH")
@@ -106,7 +106,7 @@ def expected_form(tree: Tree, form: str) -> str:
         return "table"
     if form in ("nested", "goto"):
         return form
-    return "nested" if c_trees.nesting(tree) <= CTarget.MAX_NESTING else "goto"
+    return "nested" if brace_trees.nesting(tree) <= CTarget.MAX_NESTING else "goto"
 
 
 # --- every fixture model, every form --------------------------------------------------

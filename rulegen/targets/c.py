@@ -4,7 +4,7 @@ Each tree is a ``static`` function that adds its leaf to the accumulator array. 
 is nested ``if``/``else`` while the nesting stays within ``MAX_NESTING`` blocks, and a flat
 goto/label form beyond (MSVC stops at 128 nested blocks, C1061; the goto form has none, so
 any depth compiles). Trees with C4.5 blends get a forward pass over node ids instead (see
-:mod:`rulegen.targets.c_trees`). The table form (:mod:`rulegen.targets.c_table`) writes
+:mod:`rulegen.targets.brace_trees`). The table form (:mod:`rulegen.targets.c_table`) writes
 trees as ``static const`` arrays that one loop descends, for big trees and big ensembles;
 ``form`` picks one for every tree (``auto``: see ``MAX_BRANCHY_NODES``), and a tree the
 requested form cannot express falls back to nested or goto. Large ensembles are split over
@@ -44,8 +44,9 @@ from rulegen.codegen.literals import (
 )
 from rulegen.errors import RulegenError
 from rulegen.ir.nodes import Leaf, Model, Tree
-from rulegen.targets import c_packed, c_profile, c_rows, c_table, c_trees
+from rulegen.targets import brace_trees, c_packed, c_profile, c_rows, c_table, c_trees
 from rulegen.targets.base import Target
+from rulegen.targets.brace_trees import show
 
 FORMS = ("auto", "nested", "goto", "table")
 PRECISIONS = ("float64", "float32")
@@ -128,7 +129,7 @@ class _Builder:
         blend pass), or, with "auto", the choice described at ``MAX_BRANCHY_NODES``."""
         if lower.has_blend(tree):
             return "blend"
-        branchy = "nested" if c_trees.nesting(tree) <= self.t.MAX_NESTING else "goto"
+        branchy = "nested" if brace_trees.nesting(tree) <= self.t.MAX_NESTING else "goto"
         if self.form in ("nested", "goto"):
             return self.form
         if not c_table.supports(tree):
@@ -148,7 +149,7 @@ class _Builder:
         slots = [tree.output] if tree.output is not None else list(range(m.n_raw))
         vote = m.aggregation == "vote"
         if form == "blend":
-            body = c_trees.emit_blend(em, width, lambda leaf: [c_double(v) for v in leaf.value])
+            body = brace_trees.emit_blend(em, width, lambda leaf: [c_double(v) for v in leaf.value])
             body += self.blend_tail(em, tree, width, slots)
         else:
             def leaf_lines(_nid: int, leaf: Leaf) -> list[str]:
@@ -158,7 +159,7 @@ class _Builder:
                 values = lower.leaf_contribution(m, tree, leaf)
                 return [" ".join(f"acc[{j}] = acc[{j}] + {self.lit(v)};" for j, v in zip(slots, values))]
 
-            emit = c_trees.emit_nested if form == "nested" else c_trees.emit_goto
+            emit = brace_trees.emit_nested if form == "nested" else brace_trees.emit_goto
             body = emit(em, leaf_lines)
         note = f"tree {index}: {len(tree.nodes)} nodes, depth {lower.depth(tree)}, {form} form"
         if tree.weight != 1.0:
@@ -173,7 +174,7 @@ class _Builder:
         """Tree ``index`` as a function that stores the node id of the leaf a row reaches in
         ``acc[index]`` (an int array): NAME_predict_leaves."""
         em = c_trees.Emitter(self.model, tree, self.prefix, False, self.f32p)
-        emit = c_trees.emit_nested if form == "nested" else c_trees.emit_goto
+        emit = brace_trees.emit_nested if form == "nested" else brace_trees.emit_goto
         body = emit(em, lambda nid, _leaf: [f"acc[{index}] = {nid};"])
         return {"name": f"{self.prefix}_leaf_{index}", "index": index, "first": index, "last": index,
                 "comments": [f"tree {index}: the leaf's node id, {form} form"], "decls": list(em.decls),
@@ -269,8 +270,8 @@ class _Builder:
     def features(self) -> list[dict]:
         out = []
         for i, f in enumerate(self.model.features):
-            cats = [{"code": k, "label": c_comment(c_trees.show(lab))} for k, lab in enumerate(f.categories)]
-            out.append({"index": i, "name": c_comment(c_trees.show(f.name)), "kind": f.kind,
+            cats = [{"code": k, "label": c_comment(show(lab))} for k, lab in enumerate(f.categories)]
+            out.append({"index": i, "name": c_comment(show(f.name)), "kind": f.kind,
                         "categories": cats, "string": c_string(f.name)})
         return out
 
@@ -295,10 +296,10 @@ class _Builder:
             "source": source, "n_trees": len(m.trees), "n_files": len(chunks),
             "aggregation": m.aggregation, "link": m.link, "dtype": m.dtype, "acc_type": self.acc_type,
             "f32": self.f32, "needs_lm": m.link != "identity", "task": m.target.task,
-            "target_name": c_comment(c_trees.show(m.target.name)),
+            "target_name": c_comment(show(m.target.name)),
             "classifier": classifier, "binary": binary, "n_features": len(m.features),
             "n_raw": m.n_raw, "n_outputs": n_out, "features": self.features(),
-            "classes": [{"string": c_string(c), "comment": c_comment(c_trees.show(c))}
+            "classes": [{"string": c_string(c), "comment": c_comment(show(c))}
                         for c in m.target.classes],
             "base": [self.lit(b) for b in m.base_score], "divisor": divisor,
             "parts": [f"{p}_part_{i}" for i in range(1, len(chunks))],

@@ -33,8 +33,9 @@ from rulegen.codegen.jinja import render
 from rulegen.codegen.literals import go_comment, go_float, go_identifier, go_string
 from rulegen.errors import RulegenError
 from rulegen.ir.nodes import Leaf, Model, Tree
-from rulegen.targets import go_table, go_trees
+from rulegen.targets import brace_trees, go_table, go_trees
 from rulegen.targets.base import Target
+from rulegen.targets.brace_trees import show
 
 FORMS = ("auto", "nested", "goto", "table")
 MAX_BRANCHY_NODES = 5000  # a tree with more nodes goes to the table (as in the C target)
@@ -83,7 +84,7 @@ class _Builder:
     def form_of(self, tree: Tree) -> str:
         if lower.has_blend(tree):
             return "blend"
-        branchy = "nested" if go_trees.nesting(tree) <= go_trees.MAX_NESTING else "goto"
+        branchy = "nested" if brace_trees.nesting(tree) <= go_trees.MAX_NESTING else "goto"
         if self.form in ("nested", "goto"):
             return self.form
         if not go_table.supports(tree):
@@ -100,7 +101,7 @@ class _Builder:
         width = 1 if tree.output is not None else m.n_raw
         slots = [tree.output] if tree.output is not None else list(range(m.n_raw))
         if form == "blend":
-            body = go_trees.emit_blend(em, width, lambda leaf: [go_float(v) for v in leaf.value])
+            body = brace_trees.emit_blend(em, width, lambda leaf: [go_float(v) for v in leaf.value])
             body += self.blend_tail(tree, width, slots)
         else:
             def leaf_lines(_nid: int, leaf: Leaf) -> list[str]:
@@ -110,7 +111,7 @@ class _Builder:
                 values = lower.leaf_contribution(m, tree, leaf)
                 return [f"acc[{j}] = acc[{j}] + {self.lit(v)}" for j, v in zip(slots, values)]
 
-            body = (go_trees.emit_nested if form == "nested" else go_trees.emit_goto)(em, leaf_lines)
+            body = (brace_trees.emit_nested if form == "nested" else brace_trees.emit_goto)(em, leaf_lines)
         note = f"tree {index}: {len(tree.nodes)} nodes, depth {lower.depth(tree)}, {form} form"
         if tree.weight != 1.0:
             note += f", weight {tree.weight!r}"
@@ -154,8 +155,8 @@ class _Builder:
         prov = m.provenance
         features = []
         for i, f in enumerate(m.features):
-            cats = [f"{k} = {go_comment(go_trees.show(c))}" for k, c in enumerate(f.categories)]
-            features.append({"index": i, "name": go_comment(go_trees.show(f.name)), "kind": f.kind,
+            cats = [f"{k} = {go_comment(show(c))}" for k, c in enumerate(f.categories)]
+            features.append({"index": i, "name": go_comment(show(f.name)), "kind": f.kind,
                              "categories": cats, "n": len(f.categories), "string": go_string(f.name)})
         units = self.units()
         about = [f"algorithm {prov.algorithm}" if prov.algorithm else "",
@@ -166,12 +167,12 @@ class _Builder:
             "source": go_comment(", ".join(a for a in about if a)),
             "params": go_comment(", ".join(f"{k}={v}" for k, v in prov.params)),
             "n_trees": len(m.trees), "aggregation": m.aggregation, "link": m.link, "dtype": m.dtype,
-            "task": m.target.task, "target_name": go_comment(go_trees.show(m.target.name)),
+            "task": m.target.task, "target_name": go_comment(show(m.target.name)),
             "classifier": classifier, "binary": classifier and m.n_raw == 1 and len(m.target.classes) == 2,
             "n_features": len(m.features), "n_raw": m.n_raw,
             "n_outputs": len(m.target.classes) if classifier else m.n_raw,
             "features": features, "categorical": [f for f in features if f["kind"] == "categorical"],
-            "classes": [{"string": go_string(c), "comment": go_comment(go_trees.show(c))} for c in m.target.classes],
+            "classes": [{"string": go_string(c), "comment": go_comment(show(c))} for c in m.target.classes],
             "acc": self.acc, "f32": self.f32, "base": [self.lit(b) for b in m.base_score], "divisor": divisor,
             "units": units, "xx": any(u["xx"] for u in units), "exp_note": textwrap.wrap(EXP_NOTE + ".", 92) if m.link != "identity" else [],
             "uses_dot": any("dot(x," in line for u in units for line in u["tables"] + u["body"]),

@@ -38,7 +38,7 @@ from rulegen.errors import RulegenError, UnsupportedFeatureError
 from rulegen.ir.nodes import Model
 from rulegen.targets import rust_table
 from rulegen.targets.base import Target
-from rulegen.targets.c_trees import show
+from rulegen.targets.brace_trees import show
 
 _PER_LINE = 16  # numbers per line in the tables
 
