@@ -22,7 +22,7 @@ from types import ModuleType
 import numpy as np
 
 from rulegen.ir.nodes import Model
-from rulegen.targets.python import PythonTarget
+from rulegen.targets.python.target import PythonTarget
 
 _COUNTER = itertools.count()
 

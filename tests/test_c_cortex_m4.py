@@ -23,7 +23,7 @@ from run_arm import ARM_FLAGS, arm_libm, arm_size, have_arm, run_arm, undefined_
 from targetcheck import unseen_count
 
 import rulegen
-from rulegen.targets import c_profile
+from rulegen.targets.c import profile as c_profile
 from rulegen.ir import evaluate as ev
 from rulegen.ir import libm
 

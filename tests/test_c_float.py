@@ -1,7 +1,7 @@
 """The C target's float profile (``precision="float32"``), its batch entry point and the
 positive-only option, built with cc under -Wdouble-promotion -Werror and run for real.
 
-What the profile promises (rulegen/targets/c_profile.py): every float row reaches the
+What the profile promises (rulegen/targets/c/profile.py): every float row reaches the
 evaluator's leaves (checked exactly, tree by tree, with each leaf's value replaced by its
 node id); a model that accumulates in float32 gives the evaluator's raw scores and outputs
 bit for bit; any other model stays within the bound its header states."""
@@ -23,7 +23,8 @@ import rulegen
 from rulegen.errors import UnsupportedFeatureError
 from rulegen.ir import evaluate as ev
 from rulegen.ir.nodes import Blend, Leaf, Model, ObliqueTest, Split, Target, Tree
-from rulegen.targets import c_profile, c_rows
+from rulegen.targets.c import profile as c_profile
+from rulegen.targets.c import rows as c_rows
 
 pytestmark = pytest.mark.skipif(not have_cc(), reason="no C compiler (cc) on PATH")
 

@@ -41,8 +41,9 @@ from rulegen.ir.nodes import (
     Tree,
 )
 from rulegen.ir.validate import validate
-from rulegen.targets import brace_trees, c_table
-from rulegen.targets.c import CTarget
+from rulegen.targets import brace_trees
+from rulegen.targets.c import table as c_table
+from rulegen.targets.c.target import CTarget
 
 pytestmark = pytest.mark.skipif(not have_cc(), reason="no C compiler (cc) on PATH")
 
@@ -629,7 +630,7 @@ def test_deterministic(tmp_path):
     first.update({f"t_{k}": v for k, v in CTarget().generate(random_model(4), name="det", form="table").items()})
     assert first["det.c"] == CTarget().generate(model, name="det")["det.c"]
     script = ("import sys, json; sys.path.insert(0, 'tests'); import irfixtures;"
-              "from rulegen.targets.c import CTarget;"
+              "from rulegen.targets.c.target import CTarget;"
               "files = CTarget().generate(irfixtures.every_construct(), name='det');"
               "files.update({'t_' + k: v for k, v in CTarget().generate("
               "irfixtures.random_model(4), name='det', form='table').items()});"

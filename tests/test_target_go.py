@@ -26,8 +26,8 @@ from rulegen.errors import RulegenError
 from rulegen.ir import evaluate as ev
 from rulegen.ir.nodes import Blend, DefaultChild, Feature, Leaf, Model, NumericTest, Split, Target, Tree
 from rulegen.ir.validate import validate
-from rulegen.targets import go_table
-from rulegen.targets.go import GoTarget
+from rulegen.targets.go import table as go_table
+from rulegen.targets.go.target import GoTarget
 
 pytestmark = pytest.mark.skipif(not have_go(), reason="no go toolchain on PATH (Debian: golang-go)")
 

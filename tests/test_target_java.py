@@ -25,8 +25,8 @@ from rulegen.ir import evaluate as ev
 from rulegen.ir import libm
 from rulegen.ir.nodes import Feature, Model
 from rulegen.ir.validate import validate
-from rulegen.targets.java import EXP_ULPS
-from rulegen.targets.java_table import le_bound
+from rulegen.targets.java.target import EXP_ULPS
+from rulegen.targets.java.table import le_bound
 
 pytestmark = pytest.mark.skipif(not have_java(), reason="no javac/java (a JDK) on PATH")
 

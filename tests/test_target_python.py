@@ -36,7 +36,7 @@ from rulegen.ir.nodes import (
     Tree,
 )
 from rulegen.ir.validate import validate
-from rulegen.targets.python import MAX_BLOCK_DEPTH, MAX_CHAIN, MAX_INLINE_TERMS, PythonTarget, module_name
+from rulegen.targets.python.target import MAX_BLOCK_DEPTH, MAX_CHAIN, MAX_INLINE_TERMS, PythonTarget, module_name
 
 
 def _f32(v: float) -> float:
@@ -425,7 +425,7 @@ def test_comments_switch_and_provenance():
 
 def test_generation_is_deterministic_across_hash_seeds():
     code = ("import sys, hashlib; sys.path.insert(0, 'tests'); import irfixtures as F; "
-            "from rulegen.targets.python import PythonTarget as P; "
+            "from rulegen.targets.python.target import PythonTarget as P; "
             "ms = [F.every_construct(), F.adversarial_names(), F.forest('vote')]; "
             "print(hashlib.sha256(''.join(P().generate(m)['model.py'] for m in ms).encode()).hexdigest())")
     digests = set()
@@ -511,7 +511,7 @@ def _lazy_models() -> dict[str, Model]:
 def test_lazy_reads_take_every_row_form_exactly(name):
     """float() where a test reads: float rows, numpy float32 and float64 scalars, numpy rows,
     tuples, mappings, ints, None and NaN all give the evaluator's results for their values."""
-    from rulegen.targets.python_body import MAX_ENTRY_NODES, lazy_reads_pay
+    from rulegen.targets.python.body import MAX_ENTRY_NODES, lazy_reads_pay
 
     model = _lazy_models()[name]
     assert lazy_reads_pay(model)

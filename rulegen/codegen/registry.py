@@ -6,12 +6,12 @@ from rulegen.errors import RulegenError
 from rulegen.ir.nodes import Model
 from rulegen.ir.validate import validate
 from rulegen.targets.base import Target
-from rulegen.targets.c import CTarget
-from rulegen.targets.java import JavaTarget
+from rulegen.targets.c.target import CTarget
+from rulegen.targets.java.target import JavaTarget
 from rulegen.targets.javascript import JavaScriptTarget
-from rulegen.targets.go import GoTarget
-from rulegen.targets.python import PythonTarget
-from rulegen.targets.rust import RustTarget
+from rulegen.targets.go.target import GoTarget
+from rulegen.targets.python.target import PythonTarget
+from rulegen.targets.rust.target import RustTarget
 from rulegen.targets.sql import SqlTarget
 
 TARGETS: dict[str, type[Target]] = {

@@ -53,7 +53,7 @@ static void classifier_tree_0(const double *x, double *acc)
 }
 
 /* tree 0 as row tables: 11 rows {t, c, f, s} in classifier_rows_0_T, one per node */
-/*   (node ids by row: rulegen.targets.c_table.layout(tree)). A split goes to row c when */
+/*   (node ids by row: rulegen.targets.c.table.layout(tree)). A split goes to row c when */
 /*   x[f] * s <= t (s = +-1; NaN fails), else to c + 1. A leaf has s = 0 and c its own */
 /*   row; its t is an offset into V. Rows descend 8 at a time. */
 /* tree 0: 11 nodes, depth 3, row tables for the batch */

@@ -3,7 +3,7 @@
 A run of consecutive table-form trees in one translation unit becomes one function holding
 ``static const`` tables and one small loop. It compiles in about a second where branchy code
 takes minutes (a 200k-node CART tree: 1.3 s, against over 17 minutes and 3.9 GB in the goto
-form), and big ensembles run several times faster (numbers in ``rulegen/targets/c.py``).
+form), and big ensembles run several times faster (numbers in ``rulegen/targets/c/target.py``).
 
 **Rows.** ``T`` holds one 16-byte row ``{t, c, k}`` per node (double, int, int); in the
 float profile 8 bytes (float, short, short) while row numbers fit a short, else 12. The double
@@ -66,9 +66,7 @@ from rulegen.ir.nodes import (
     Split,
     Tree,
 )
-from rulegen.targets import c_trees
-
-# Trees descended together. gcc 12 -O2 on this 2-core EPYC, ns/row for 1 / 4 / 8 / 16 / 32
+from rulegen.targets.c import trees as c_trees
 # chains: big_ensemble(1000) 20900 / 7400 / 5300 / 4700 / 5700; 500 depth-6 trees
 # 8800 / 5500 / 3800 / 3000 / 3700 (32 spills the chain indices to the stack).
 CHAINS = 16
@@ -365,7 +363,7 @@ class Group:
         which = f"tree {first}" if first == last else f"trees {first} to {last}"
         comments = [
             f"{which}: table form, {len(rows)} rows {{t, c, k}} in T, one per node",
-            "  (node ids by row: rulegen.targets.c_table.layout(tree)). A split goes to row c when",
+            "  (node ids by row: rulegen.targets.c.table.layout(tree)). A split goes to row c when",
             "  xx[k] <= t (xx[0] = 0.0, xx[1..] = x[XF[j]] then -x[XF[j]]; NaN fails), else to c + 1;",
             "  k < 0: to c + bit cc[-1 - k] of the bitset at B[(int)t] (code, unseen, missing).",
             f"  A leaf has k = 0 and stays put; its t is {what}. Up to {CHAINS} trees descend together.",

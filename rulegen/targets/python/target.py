@@ -10,13 +10,13 @@ Exactness: float32 comparisons become float64 ones against bounds from
 :func:`rulegen.codegen.lower.float64_bound`; float32 accumulation rounds every addition and
 division to float32 (exact: a float64 sum or quotient of two float32 values rounded once more
 to float32 is the correctly rounded float32 result, since 53 >= 2 * 24 + 2): sums by Veltkamp's
-split or a one-element ``array("f")`` (:mod:`rulegen.targets.python_body`), elsewhere with
+split or a one-element ``array("f")`` (:mod:`rulegen.targets.python.body`), elsewhere with
 ``struct``, mapping its OverflowError to +-inf; ``math.exp`` is guarded as the evaluator guards
 it. A numeric model whose rows read few of their inputs converts each value where a test reads
 it, ``float(x[f])``, so numpy float32 scalars are widened, never compared in float32; ``None``
 makes that raise TypeError, and the row is then converted whole (None to NaN) and walked again.
-Trees are laid out by :mod:`rulegen.targets.python_tree`, the entry points by
-:mod:`rulegen.targets.python_body`.
+Trees are laid out by :mod:`rulegen.targets.python.tree`, the entry points by
+:mod:`rulegen.targets.python.body`.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from rulegen.codegen.literals import py_comment, py_docstring, py_identifier, py
 from rulegen.codegen.lower import has_blend
 from rulegen.ir.nodes import Model
 from rulegen.targets.base import Target
-from rulegen.targets.python_body import RawBody, lazy_reads_pay
-from rulegen.targets.python_tree import (  # noqa: F401  (limits re-exported for tests and docs)
+from rulegen.targets.python.body import RawBody, lazy_reads_pay
+from rulegen.targets.python.tree import (  # noqa: F401  (limits re-exported for tests and docs)
     MAX_BLOCK_DEPTH,
     MAX_CHAIN,
     MAX_INLINE_TERMS,

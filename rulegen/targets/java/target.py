@@ -1,6 +1,6 @@
 """The Java target: one class (Java 11 source level, no dependencies), exact bit for bit.
 
-The class always holds the model as tables (:mod:`rulegen.targets.java_table`) that one
+The class always holds the model as tables (:mod:`rulegen.targets.java.table`) that one
 loop walks: a Java method stops at 64 KB of bytecode and a class at 65,535 constants, so
 branchy code would have to be split for any big tree or ensemble; tables, decoded from
 string literals at class load, compile in constant time for any depth and size, and one
@@ -36,7 +36,7 @@ from rulegen.codegen.literals import java_comment, java_identifier
 from rulegen.errors import RulegenError
 from rulegen.ir.nodes import Model
 from rulegen.targets.base import Target
-from rulegen.targets.java_table import Tables, encode
+from rulegen.targets.java.table import Tables, encode
 
 # Measured by tests/test_target_java.py (test_exp_difference_is_bounded) against glibc 2.36 on
 # OpenJDK 17 (x86-64): float64 sigmoid/softmax outputs within 2 ulps, float32 ones within 1.
@@ -118,7 +118,7 @@ class JavaTarget(Target):
             "." if m.link == "identity" else ", except: " + EXP_NOTE.format(
                 link=m.link, ulps=EXP_ULPS[m.dtype], dtype=m.dtype) + "."), 92)
         lines += ["The model is held as tables (node arrays) decoded from the string literals below when",
-                  "the class loads; rulegen/targets/java_table.py documents their layout."]
+                  "the class loads; rulegen/targets/java/table.py documents their layout."]
         if comments:
             lines += ["", "Features:"]
             for j, f in enumerate(m.features[:DOC_FEATURES]):

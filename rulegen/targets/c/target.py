@@ -4,7 +4,7 @@ Each tree is a ``static`` function that adds its leaf to the accumulator array. 
 is nested ``if``/``else`` while the nesting stays within ``MAX_NESTING`` blocks, and a flat
 goto/label form beyond (MSVC stops at 128 nested blocks, C1061; the goto form has none, so
 any depth compiles). Trees with C4.5 blends get a forward pass over node ids instead (see
-:mod:`rulegen.targets.brace_trees`). The table form (:mod:`rulegen.targets.c_table`) writes
+:mod:`rulegen.targets.brace_trees`). The table form (:mod:`rulegen.targets.c.table`) writes
 trees as ``static const`` arrays that one loop descends, for big trees and big ensembles;
 ``form`` picks one for every tree (``auto``: see ``MAX_BRANCHY_NODES``), and a tree the
 requested form cannot express falls back to nested or goto. Large ensembles are split over
@@ -44,7 +44,12 @@ from rulegen.codegen.literals import (
 )
 from rulegen.errors import RulegenError
 from rulegen.ir.nodes import Leaf, Model, Tree
-from rulegen.targets import brace_trees, c_packed, c_profile, c_rows, c_table, c_trees
+from rulegen.targets import brace_trees
+from rulegen.targets.c import packed as c_packed
+from rulegen.targets.c import profile as c_profile
+from rulegen.targets.c import rows as c_rows
+from rulegen.targets.c import table as c_table
+from rulegen.targets.c import trees as c_trees
 from rulegen.targets.base import Target
 from rulegen.targets.brace_trees import show
 
@@ -57,7 +62,7 @@ class CTarget(Target):
     description = "C99 header and source files, no dependencies beyond <math.h>"
 
     MAX_NESTING = 32  # nested if/else up to this many blocks deep, goto/label form beyond
-    # "auto" writes a tree as a table (rulegen/targets/c_table.py) when the table can express
+    # "auto" writes a tree as a table (rulegen/targets/c/table.py) when the table can express
     # it and either the tree has more than MAX_BRANCHY_NODES nodes or the model has several
     # trees and more than TABLE_ENSEMBLE_NODES nodes in all; otherwise nested, or goto beyond
     # MAX_NESTING. Measured with gcc 12.2 -O2 on this 2-core EPYC, ns per row on rows drawn

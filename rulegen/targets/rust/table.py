@@ -19,7 +19,7 @@ Children of a split are ``CH[NC + position]``. Nothing here recurses.
 
 **Fast rows.** A tree whose splits are all numeric with a default child (XGBoost, LightGBM
 and scikit-learn numeric trees) is written instead as 16-byte rows ``R(t, slot, c)`` of ``FR``,
-laid out as the C target's table form lays them out (:mod:`rulegen.targets.c_table`): every
+laid out as the C target's table form lays them out (:mod:`rulegen.targets.c.table`): every
 test becomes ``xx[slot] <= t`` where ``xx`` is ``[0.0, x..., -x...]``, a true test goes to row
 ``c`` and a false one or NaN to ``c + 1``, so a step has no branch. A leaf row steps to itself
 (``slot`` 0, ``c`` = its row, or one less when ``!(0.0 <= t)``) and holds its payload in ``t``,
@@ -44,7 +44,7 @@ from rulegen.ir.nodes import (
     NumericTest,
     Split,
 )
-from rulegen.targets import c_table
+from rulegen.targets.c import table as c_table
 
 K_LEAF, K_LT, K_LE, K_TEST = 0, 1, 2, 3
 # test kinds (T_K)

@@ -1,13 +1,13 @@
 """Tables read straight from the rows: the C target's batch kernel for a one-tree model.
 
-The table form of :mod:`rulegen.targets.c_table` builds ``xx`` (every feature, and its
+The table form of :mod:`rulegen.targets.c.table` builds ``xx`` (every feature, and its
 negation where a test needs it) once per row and shares it across many trees. With one tree
 that copy costs more than the descent (a depth-8 tree: 55 ns/row with ``xx``, 26 without,
 gcc 12 -O2 on this 2-core EPYC), so these tables name the feature and a sign instead:
 
 - A split row ``{t, c, f, s}`` goes to row ``c`` when ``x[f] * s <= t`` and to ``c + 1``
   otherwise (NaN too); ``s = +-1``, and ``x * -1`` is ``-x`` exactly, so the test is the same
-  ``s*x <= t'`` as in the table form (:func:`rulegen.targets.c_table._numeric`; in the float
+  ``s*x <= t'`` as in the table form (:func:`rulegen.targets.c.table._numeric`; in the float
   profile ``t'`` is the largest float not above it, and in the double profile a float row is
   widened first, which is exact).
 - A leaf has ``s = 0`` and ``c`` its own row: a step is ``c + ((x[f] * s <= t) ^ 1) & s``, so
@@ -36,7 +36,8 @@ from collections.abc import Callable
 from rulegen.codegen import lower
 from rulegen.codegen.literals import c_double, c_float
 from rulegen.ir.nodes import CategoricalTest, Model, Split, Tree
-from rulegen.targets import c_table, c_trees
+from rulegen.targets.c import table as c_table
+from rulegen.targets.c import trees as c_trees
 
 ROWS = 8  # rows descending together in a block
 _SHORT = 32767
@@ -126,7 +127,7 @@ class RowsGroup(c_table.Group):
             note += f", weight {tree.weight!r}"
         comments = [
             f"tree 0 as row tables: {len(rows)} rows {{t, c, f, s}} in {name}_T, one per node",
-            "  (node ids by row: rulegen.targets.c_table.layout(tree)). A split goes to row c when",
+            "  (node ids by row: rulegen.targets.c.table.layout(tree)). A split goes to row c when",
             "  x[f] * s <= t (s = +-1; NaN fails), else to c + 1. A leaf has s = 0 and c its own",
             f"  row; its t is {what}. Rows descend {ROWS} at a time.",
             note,

@@ -3,7 +3,7 @@
 Each tree is a function that adds its leaf to the accumulator array, as in the C target: nested
 ``if``/``else`` while the nesting stays within ``go_trees.MAX_NESTING`` blocks, a flat goto form
 beyond, a forward pass over node ids for C4.5 blends, and the table form
-(:mod:`rulegen.targets.go_table`) for big trees and big ensembles, whose branchy code the Go
+(:mod:`rulegen.targets.go.table`) for big trees and big ensembles, whose branchy code the Go
 compiler would take long over. ``form`` picks one for every tree (``auto``: the C target's sizes).
 
 Exactness notes (docs/IR.md is the specification):
@@ -33,7 +33,9 @@ from rulegen.codegen.jinja import render
 from rulegen.codegen.literals import go_comment, go_float, go_identifier, go_string
 from rulegen.errors import RulegenError
 from rulegen.ir.nodes import Leaf, Model, Tree
-from rulegen.targets import brace_trees, go_table, go_trees
+from rulegen.targets import brace_trees
+from rulegen.targets.go import table as go_table
+from rulegen.targets.go import trees as go_trees
 from rulegen.targets.base import Target
 from rulegen.targets.brace_trees import show
 

@@ -26,7 +26,7 @@ import numpy as np
 from rulegen.codegen.literals import py_float, py_str
 from rulegen.codegen.lower import has_blend, leaf_contribution, leaf_outputs, node_depths, total_weight
 from rulegen.ir.nodes import DefaultChild, Leaf, Model, NumericTest, Split
-from rulegen.targets.python_tree import VAR, TreeWriter
+from rulegen.targets.python.tree import VAR, TreeWriter
 
 # A one-tree model up to this size has its tree laid in each entry point (three copies): a
 # call and a lookup less per row (about 110 of 940 ns on a depth-8 tree).

@@ -1,6 +1,6 @@
 """The Rust target: one module (``NAME.rs``), no crates, exact bit for bit.
 
-Every tree is a set of constant node arrays (:mod:`rulegen.targets.rust_table`) that one small
+Every tree is a set of constant node arrays (:mod:`rulegen.targets.rust.table`) that one small
 loop descends, so any depth runs without recursion and a 1,000-tree ensemble is a few hundred
 kilobytes of numbers that rustc compiles in seconds (branchy code grows its compile time with
 the tree; docs/targets/rust.md has the measurements).
@@ -36,7 +36,7 @@ from rulegen.codegen.literals import (
 )
 from rulegen.errors import RulegenError, UnsupportedFeatureError
 from rulegen.ir.nodes import Model
-from rulegen.targets import rust_table
+from rulegen.targets.rust import table as rust_table
 from rulegen.targets.base import Target
 from rulegen.targets.brace_trees import show
 

@@ -1,6 +1,6 @@
 """Packed split rows: the float profile's table for a one-tree model, as small as it is exact.
 
-Firmware counts flash. Row tables (:mod:`rulegen.targets.c_rows`) give every node an 8-byte
+Firmware counts flash. Row tables (:mod:`rulegen.targets.c.rows`) give every node an 8-byte
 row, leaves included, so that a block of rows can step through leaves without a branch. Here
 only splits have rows, in two arrays: ``T[k]``, the float bound (the same ``s*x <= t'`` as row
 tables, so routing is the same for every float input), and ``W[k]``, one 32-bit word holding
@@ -24,7 +24,9 @@ from __future__ import annotations
 import struct
 
 from rulegen.codegen.literals import c_float
-from rulegen.targets import c_rows, c_table, c_trees
+from rulegen.targets.c import rows as c_rows
+from rulegen.targets.c import table as c_table
+from rulegen.targets.c import trees as c_trees
 
 
 def _bits(n: int) -> int:

@@ -2,8 +2,8 @@
 
 Branchy Go code for a big model compiles slowly (the compiler's time grows with function size)
 and a deep one nests too far, so runs of consecutive trees that the table can express (binary
-numeric and categorical splits with a default child: ``rulegen.targets.c_table.supports``) become
-one array of rows ``{t, c, k}`` and a loop, as in the C target (``rulegen/targets/c_table.py``
+numeric and categorical splits with a default child: ``rulegen.targets.c.table.supports``) become
+one array of rows ``{t, c, k}`` and a loop, as in the C target (``rulegen/targets/c/table.py``
 documents the encoding, whose layout and numeric rewriting this reuses):
 
 - a numeric split goes to row ``c`` when ``xx[k] <= t``, else to ``c + 1`` (NaN fails, so it
@@ -28,7 +28,7 @@ from __future__ import annotations
 from rulegen.codegen import lower
 from rulegen.codegen.literals import go_float
 from rulegen.ir.nodes import Leaf, Model, NumericTest, Tree
-from rulegen.targets.c_table import numeric_tests, layout, leaf_kind, supports  # noqa: F401
+from rulegen.targets.c.table import numeric_tests, layout, leaf_kind, supports  # noqa: F401
 
 _PER_LINE = 8
 # Trees descended together, one step each per turn (as the C target's CHAINS): independent
