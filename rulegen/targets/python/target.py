@@ -66,17 +66,16 @@ class PythonTarget(Target):
         else:
             body.trees()
         helpers = body.helpers
-        inputs, levels_consts = [], []
+        inputs, levels_consts = [], []  # per feature, for a model with categorical features
         numeric = all(f.kind != "categorical" for f in model.features)
-        for j, feat in enumerate(model.features):
+        for j, feat in enumerate(model.features if not numeric else ()):
             note = "  " + py_comment("# " + py_str(feat.name)) if comments else ""
             if feat.kind == "categorical":
                 levels = ", ".join(py_str(c) for c in feat.categories)
                 levels_consts.append((f"_LEVELS_{j}", f"frozenset({{{levels}}})"))
                 inputs.append((f"_category(row[{j}], _LEVELS_{j})", note))
             else:
-                if not numeric:  # a numeric-only row converts in one map(float, row)
-                    helpers.add("number")
+                helpers.add("number")
                 inputs.append((f"_number(row[{j}])", note))
         return {
             "docstring": py_docstring(self._docstring(model, stem)),
@@ -93,6 +92,7 @@ class PythonTarget(Target):
             "helpers": helpers,
             "functions": body.functions,
             "inputs": inputs,
+            "n_features": len(model.features),
             "dtype": model.dtype,
             "link": model.link,
             # each entry point: the expression of x (the row as the trees read it) it returns
