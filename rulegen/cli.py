@@ -40,6 +40,8 @@ def cli():
       rulegen fit data.csv --target species -o model.json
       rulegen compile model.json --target c -o build/
       rulegen predict model.json data.csv -o predictions.csv
+      rulegen verify model.json data.csv --target c
+      rulegen explain model.json --data data.csv --index 0
 
     Exit codes: 0 success, 2 bad input or usage, 1 internal error.
     """
@@ -56,6 +58,16 @@ def _add_learning_commands():
 
 
 _add_learning_commands()
+
+
+def _add_verify_commands():  # rulegen/cli_verify.py
+    from rulegen.cli_verify import explain, verify
+
+    cli.add_command(verify)
+    cli.add_command(explain)
+
+
+_add_verify_commands()
 
 
 # --- compile ---------------------------------------------------------------------------------

@@ -27,8 +27,9 @@ from rulegen.ir.nodes import (
     Target,
     Tree,
 )
-from rulegen.codegen.lower import float64_bound
 from rulegen.ir.validate import validate
+from rulegen.verify.probes import SPECIALS, category_probes, near, thresholds
+from rulegen.verify.python import python_rows
 
 F32MAX = float(np.finfo(np.float32).max)
 
@@ -350,55 +351,7 @@ def random_model(seed: int) -> Model:  # (first written for the C target's tests
 # --- probe rows ---------------------------------------------------------------------------
 
 
-def _thresholds(model: Model) -> dict[int, set[float]]:
-    """Every number a numeric feature is compared with, by feature. For float32 tests this also
-    includes the float64 midpoint where float32 rounding flips the answer (the bound the targets
-    compare with), so probes land exactly on it."""
-    out: dict[int, set[float]] = {}
-
-    def numeric(f, op, t, dtype):
-        values = out.setdefault(f, set())
-        values.add(t)
-        if dtype == "float32":
-            values.add(float64_bound(op, t, dtype)[1])
-
-    def add(test):
-        if isinstance(test, NumericTest):
-            numeric(test.feature, test.op, test.threshold, test.dtype)
-        elif isinstance(test, IntervalTest):
-            for b in test.bounds:
-                numeric(test.feature, test.op, b, test.dtype)
-        elif isinstance(test, ObliqueTest):
-            for f, w in zip(test.features, test.weights):
-                if w:
-                    out.setdefault(f, set()).add(test.threshold / w)
-
-    for tree in model.trees:
-        for node in tree.nodes:
-            if isinstance(node, Split):
-                add(node.test)
-                if isinstance(node.missing, Surrogates):
-                    for s in node.missing.surrogates:
-                        add(s.test)
-    return out
-
-
-def _near(t: float) -> list[float]:
-    """t, one and two float64 steps either side, and float32(t) with its float32 neighbours."""
-    vals = [t]
-    if math.isfinite(t):
-        up = down = t
-        for _ in range(2):
-            up, down = math.nextafter(up, math.inf), math.nextafter(down, -math.inf)
-            vals += [up, down]
-        with np.errstate(over="ignore"):
-            f = np.float32(t)
-            vals += [float(f), float(np.nextafter(f, np.float32(np.inf))),
-                     float(np.nextafter(f, np.float32(-np.inf)))]
-    return [v for v in vals if not math.isnan(v)]
-
-
-SPECIALS = (math.nan, math.inf, -math.inf, 0.0, -0.0, F32MAX, 3.4028235677973366e38, 1e308)
+_thresholds, _near = thresholds, near  # rulegen.verify.probes: the same probes `rulegen verify` uses
 
 
 def probe_rows(model: Model, seed: int = 0, n_random: int = 200, limit: int | None = None) -> np.ndarray:
@@ -431,7 +384,7 @@ def probe_rows(model: Model, seed: int = 0, n_random: int = 200, limit: int | No
             rows.append(row)
     for j, n in enumerate(cat_sizes):
         # every code, then unseen ones near and far (an int cast of a huge value is undefined in C)
-        for code in list(range(n)) + [-1, n, n + 1, 0.5, -0.0, 2.0**31, 1e300, math.inf, math.nan]:
+        for code in category_probes(n):
             row = random_row()
             row[j] = code
             rows.append(row)
@@ -444,23 +397,9 @@ def probe_rows(model: Model, seed: int = 0, n_random: int = 200, limit: int | No
 
 
 def labels_for(model: Model, X: np.ndarray, unseen_str: str = "never-seen", unseen_int: int = -999):
-    """Rows as Python values: categorical codes become labels (unseen codes become a label the
-    feature does not have), NaN becomes None. This is what the Python and SQL targets take."""
-    out = []
-    for row in X:
-        vals = []
-        for f, v in zip(model.features, row):
-            if math.isnan(v):
-                vals.append(None)
-            elif f.kind == "categorical":
-                if math.isfinite(v) and v == int(v) and 0 <= v < len(f.categories):
-                    vals.append(f.categories[int(v)])
-                else:
-                    vals.append(unseen_int if isinstance(f.categories[0], int) else unseen_str)
-            else:
-                vals.append(float(v))
-        out.append(vals)
-    return out
+    """Rows as Python values (labels for categories, None for missing): what the Python and SQL
+    targets take. The same conversion `rulegen verify` makes."""
+    return python_rows(model, X, unseen_str, unseen_int)
 
 
 # --- hostile text: what no target may let break out of a string, comment or literal ---

@@ -1,0 +1,158 @@
+"""`rulegen verify` and `rulegen explain`: is the code I ship the model, and why this answer."""
+
+from __future__ import annotations
+
+import csv
+import io
+import shlex
+
+import click
+import numpy as np
+
+from rulegen.cli_util import say
+from rulegen.errors import DataError
+
+
+def _data_rows(model, path):
+    from rulegen.data import feature_matrix, read_csv
+
+    table = read_csv(path)
+    return table, feature_matrix(model, table)
+
+
+def _origin(report, table, model, i: int) -> str:
+    """Where row i of the report came from: a data line or a probe."""
+    if i < report.n_data:
+        return f"{table.source}:{table.line_of(i)}"
+    from rulegen.verify.probes import probe_values
+
+    probes = probe_values(model)
+    k = i - report.n_data
+    if k >= len(probes):
+        return "probe row: every feature missing"
+    f, v = probes[k]
+    base = k % max(report.n_data, 1)
+    return (f"probe row: {model.features[f].name} = {v!r}, the other values from "
+            f"{table.source}:{table.line_of(base) if report.n_data else '(none: zeros)'}")
+
+
+@click.command()
+@click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
+@click.argument("data", metavar="DATA.csv", type=click.Path(dir_okay=False))
+@click.option("--target", type=click.Choice(["python", "c"]), required=True,
+              help="The code to check: python (imported here) or c (built with --cc).")
+@click.option("--cc", default=None, help="C compiler (default: $CC, else cc).")
+@click.option("--cflags", default=None,
+              help="Flags for every C file, as one string (default: "
+                   "'-std=c99 -Wall -Wextra -Werror -pedantic -O2'). Give your build's own flags.")
+@click.option("--form", default="auto", type=click.Choice(["auto", "nested", "goto", "table"]),
+              help="C: the code form to build (as compile --form).")
+@click.option("--no-probes", is_flag=True, help="Only the data's rows, not the probe rows.")
+def verify(model_path, data, target, cc, cflags, form, no_probes):
+    """Build MODEL for a target with your toolchain and check it predicts as the model does.
+
+    Runs the data's rows, and probe rows at every threshold of the model (on it, one float
+    step either side in float64 and float32, NaN, +-inf, unseen categories), and compares the
+    raw scores, the probabilities or values and the class with rulegen's evaluator bit for
+    bit. Exit 0 when every row agrees; exit 1 at the first row that does not, printing the row,
+    both outputs and the row's path through the model (as `rulegen explain`).
+
+    \b
+    Examples:
+      rulegen verify iris.json examples/iris.csv --target python
+      rulegen verify iris.json examples/iris.csv --target c --cc clang --cflags "-std=c99 -O3"
+      rulegen verify iris.json examples/iris.csv --target c --cflags "-O2 -ffast-math"   # exit 1
+
+    The program is built and run on this machine: a cross compiler's output cannot run here.
+    """
+    from rulegen.modelio import load_model
+    from rulegen.verify import verify as run_verify
+    from rulegen.verify.explain import explain
+
+    model = load_model(model_path)
+    table, X = _data_rows(model, data)
+    options = {"cc": cc, "generate": {"form": form}}
+    if cflags is not None:
+        options["cflags"] = shlex.split(cflags)
+    if target == "python" and (cc or cflags or form != "auto"):
+        raise click.UsageError("--cc, --cflags and --form are for --target c")
+    report = run_verify(model, X, target, probes=not no_probes, **options)
+    n = report.n_data + report.n_probes
+    if report.ok:
+        click.echo(f"{model_path}: {target}: all {n} rows ({report.n_data} from {data}, "
+                   f"{report.n_probes} probes) equal the evaluator bit for bit")
+        return
+    i = report.first_bad
+    click.echo(f"{model_path}: {target}: row {i + 1} of {n} differs ({_origin(report, table, model, i)})")
+    click.echo("  " + report.what)
+    for line in explain(model, report.rows[i]):
+        click.echo("  " + line)
+    raise click.exceptions.Exit(1)
+
+
+def _row_from_items(model, items):
+    """--row items: name=value pairs, or one CSV line of values in FEATURES order."""
+    from rulegen.data import Table, feature_matrix
+
+    names = [f.name for f in model.features]
+    values: dict[str, str | None] = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        if eq and name in names:
+            values[name] = value
+        elif eq:
+            from rulegen.cli_util import did_you_mean
+
+            raise DataError(f"--row {item!r}: the model has no feature {name!r}{did_you_mean(name, names)}")
+        else:
+            cells = next(csv.reader(io.StringIO(item)))
+            if len(cells) != len(names):
+                raise DataError(f"--row: {len(cells)} values, the model has {len(names)} features "
+                                f"({', '.join(names)}); or give name=value pairs")
+            values.update(zip(names, cells))
+    missing = [n for n in names if n not in values]
+    if missing:
+        say(f"not given, so missing: {', '.join(missing)}")
+    cells = [[None if values.get(n) in (None, "") else values[n]] for n in names]
+    return feature_matrix(model, Table("--row", names, cells, [1]))[0]
+
+
+@click.command()
+@click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
+@click.option("--row", "row_items", multiple=True, metavar="NAME=VALUE|CSV-LINE",
+              help="A feature's value (repeat for each), or all values in feature order as one "
+                   "CSV line. An empty value is missing.")
+@click.option("--data", type=click.Path(dir_okay=False), help="Take the row from this CSV file.")
+@click.option("--index", type=int, default=0, show_default=True,
+              help="Which data row of --data (0 is the first after the header).")
+def explain(model_path, row_items, data, index):
+    """Show how MODEL reaches its prediction for one row.
+
+    For each tree: each test on the row's path with the row's value, the branch taken (and
+    why, for a missing or unseen value: default branch, surrogate, or every branch weighted),
+    the leaf and what it adds; then the raw sums, the link, and the prediction. The numbers
+    are the evaluator's, which every generated target reproduces.
+
+    \b
+    Examples:
+      rulegen explain iris.json --row sepallength=5.1 --row sepalwidth=3.5 \\
+          --row petallength=1.4 --row petalwidth=0.2
+      rulegen explain iris.json --row "5.1,3.5,1.4,"          # petalwidth missing
+      rulegen explain iris.json --data examples/iris.csv --index 7
+    """
+    from rulegen.modelio import load_model
+    from rulegen.verify.explain import explain as explain_row
+
+    model = load_model(model_path)
+    if bool(row_items) == bool(data):
+        raise click.UsageError("give the row with --row, or a file with --data (and --index)")
+    if data:
+        table, X = _data_rows(model, data)
+        if not 0 <= index < len(X):
+            raise DataError(f"--index {index}: {data} has {len(X)} data rows (0 to {len(X) - 1})")
+        x = X[index]
+        click.echo(f"{data}:{table.line_of(index)}")
+    else:
+        x = _row_from_items(model, row_items)
+    for line in explain_row(model, np.asarray(x)):
+        click.echo(line)
