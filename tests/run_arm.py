@@ -31,7 +31,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from run_c import _prefix  # one rule for which header is the model's
+
+from rulegen.verify.c import _prefix  # one rule for which header is the model's
 
 GCC = "arm-none-eabi-gcc"
 QEMU = "qemu-system-arm"
