@@ -13,8 +13,9 @@ payload is ``p``: its vector's offset / N_RAW in ``V`` (class scores), its class
 index in ``L`` (scalar contributions). Splits whose test sends numbers and NaN alike to one
 child have no row: their parent points at that child. A row steps ``k = s*x <= T[k] ? left :
 right`` while ``k < NS``; a block of rows takes the tree's depth in steps, a row at a leaf
-keeps its place (without a branch: it reads split 0 and discards the step). The depth-8 CART of bench_firmware (147 splits, 148 leaves): 1,176 bytes of rows
-against 2,360, the whole object 2,6xx bytes against 3,824 (docs/BENCHMARKS.md).
+keeps its place (without a branch: it reads split 0 and discards the step). The depth-8 CART
+of bench_firmware (147 splits, 148 leaves): 1,176 bytes of rows against 2,360, the whole
+Cortex-M4 object 2,528 bytes against 3,824 (docs/BENCHMARKS.md).
 
 Used when ``2 * b + bf + 1 <= 32``; otherwise the row tables serve.
 """
