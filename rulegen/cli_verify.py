@@ -39,8 +39,14 @@ def _origin(report, table, model, i: int) -> str:
 @click.command()
 @click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
 @click.argument("data", metavar="DATA.csv", type=click.Path(dir_okay=False))
-@click.option("--target", type=click.Choice(["python", "c"]), required=True,
-              help="The code to check: python (imported here) or c (built with --cc).")
+@click.option("--target", type=click.Choice(["python", "c", "sql"]), required=True,
+              help="The code to check: python (imported here), c (built with --cc) or sql "
+                   "(run in --dialect).")
+@click.option("--dialect", default="sqlite", type=click.Choice(["sqlite", "duckdb"]), show_default=True,
+              help="SQL: the engine to run the query in.")
+@click.option("--database", default=None, type=click.Path(dir_okay=False),
+              help="SQL: a database file to run in (its own engine and settings; the rows go in a "
+                   "temporary table, nothing else is touched). Default: in memory.")
 @click.option("--cc", default=None, help="C compiler (default: $CC, else cc).")
 @click.option("--cflags", default=None,
               help="Flags for every C file, as one string (default: "
@@ -48,18 +54,19 @@ def _origin(report, table, model, i: int) -> str:
 @click.option("--form", default="auto", type=click.Choice(["auto", "nested", "goto", "table"]),
               help="C: the code form to build (as compile --form).")
 @click.option("--no-probes", is_flag=True, help="Only the data's rows, not the probe rows.")
-def verify(model_path, data, target, cc, cflags, form, no_probes):
+def verify(model_path, data, target, dialect, database, cc, cflags, form, no_probes):
     """Build MODEL for a target with your toolchain and check it predicts as the model does.
 
     Runs the data's rows, and probe rows at every threshold of the model (on it, one float
     step either side in float64 and float32, NaN, +-inf, unseen categories), and compares the
     raw scores, the probabilities or values and the class with rulegen's evaluator bit for
-    bit. Exit 0 when every row agrees; exit 1 at the first row that does not, printing the row,
+    bit (SQL: float32 links take exp rounded to float32, as the SQL target documents). Exit 0 when every row agrees; exit 1 at the first row that does not, printing the row,
     both outputs and the row's path through the model (as `rulegen explain`).
 
     \b
     Examples:
       rulegen verify iris.json examples/iris.csv --target python
+      rulegen verify iris.json examples/iris.csv --target sql --dialect duckdb
       rulegen verify iris.json examples/iris.csv --target c --cc clang --cflags "-std=c99 -O3"
       rulegen verify iris.json examples/iris.csv --target c --cflags "-O2 -ffast-math"   # exit 1
 
@@ -71,11 +78,13 @@ def verify(model_path, data, target, cc, cflags, form, no_probes):
 
     model = load_model(model_path)
     table, X = _data_rows(model, data)
-    options = {"cc": cc, "generate": {"form": form}}
+    options = {"cc": cc, "generate": {"form": form}, "dialect": dialect, "database": database}
     if cflags is not None:
         options["cflags"] = shlex.split(cflags)
-    if target == "python" and (cc or cflags or form != "auto"):
+    if target != "c" and (cc or cflags or form != "auto"):
         raise click.UsageError("--cc, --cflags and --form are for --target c")
+    if target != "sql" and (database or dialect != "sqlite"):
+        raise click.UsageError("--dialect and --database are for --target sql")
     report = run_verify(model, X, target, probes=not no_probes, **options)
     n = report.n_data + report.n_probes
     if report.ok:

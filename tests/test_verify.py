@@ -207,3 +207,44 @@ def test_verify_model_file_round_trip(tmp_path, capsys):
         ",".join("" if v is None else repr(v) for v in r) + "\n" for r in rows))
     code, out, err = run(capsys, "verify", path, data, "--target", "python")
     assert code == 0, err
+
+
+# --- SQL -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "duckdb"])
+def test_verify_sql_passes_on_every_fixture_model(dialect):
+    if dialect == "duckdb":
+        pytest.importorskip("duckdb")
+    for name, model in F.all_models().items():
+        report = verify(model, F.probe_rows(model, n_random=30, limit=120), "sql", dialect=dialect)
+        assert report.ok, (name, report.first_bad, report.what)
+
+
+def test_verify_sql_catches_a_hand_edited_query(monkeypatch, iris_model, tmp_path, capsys):
+    """A comparison edited in the query (<= to <) fails on the probe row at its threshold;
+    a database file is left as it was."""
+    from rulegen.targets.sql import SqlTarget
+
+    real = SqlTarget.generate
+
+    def edited(self, model, **kw):
+        out = real(self, model, **kw)
+        (name, text), = out.items()
+        m = re.compile(r" (<=|<) ").search(text, text.index("CASE"))
+        flipped = "<" if m.group(1) == "<=" else "<="
+        return {name: text[:m.start(1)] + flipped + text[m.end(1):]}
+
+    db = tmp_path / "mine.db"
+    import sqlite3
+
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE keep (a INTEGER)")
+    con.commit()
+    con.close()
+    before = db.read_bytes()
+    monkeypatch.setattr(SqlTarget, "generate", edited)
+    code, out, err = run(capsys, "verify", iris_model, IRIS, "--target", "sql", "--database", db)
+    assert code == 1, (out, err)
+    assert "probe row:" in out.splitlines()[0] and "sql gives" in out.splitlines()[1]
+    assert db.read_bytes() == before

@@ -1,8 +1,8 @@
 """`rulegen verify`: build a target with the user's own toolchain, run it on their rows and on
 probe rows at every threshold, and compare every output with the evaluator bit for bit.
 
-``probes`` makes the rows, ``c`` and ``python`` build and run the code, ``explain`` prints a
-row's path; :func:`verify` puts them together and returns a :class:`Report`.
+``probes`` makes the rows, ``c``, ``python`` and ``sql`` build and run the code, ``explain``
+prints a row's path; :func:`verify` puts them together and returns a :class:`Report`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from rulegen.ir import evaluate
 from rulegen.ir.nodes import Model
 from rulegen.verify.probes import probe_rows
 
-TARGETS = ("python", "c")
+TARGETS = ("python", "c", "sql")
 
 
 @dataclass
@@ -32,10 +32,15 @@ class Report:
         return self.first_bad is None
 
 
-def expected(model: Model, X: np.ndarray) -> dict[str, np.ndarray]:
+def expected(model: Model, X: np.ndarray, target: str = "python") -> dict[str, np.ndarray]:
     """The evaluator's raw scores, outputs (probabilities or values) and class indices."""
     raw = evaluate.raw_scores(model, X).astype(np.float64)
-    out = evaluate.outputs_of(model, raw)
+    if target == "sql":
+        from rulegen.verify.sql import expected_outputs
+
+        out = expected_outputs(model, raw)
+    else:
+        out = evaluate.outputs_of(model, raw)
     if model.target.task == "classification":
         out = evaluate.proba_of(model, out)
     res = {"raw": raw, "out": np.asarray(out, dtype=np.float64)}
@@ -44,12 +49,14 @@ def expected(model: Model, X: np.ndarray) -> dict[str, np.ndarray]:
     return res
 
 
-def _same_bits(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Per row: every value the same double (NaN equal to NaN, -0.0 not equal to 0.0)."""
+def _same_bits(a: np.ndarray, b: np.ndarray, signed_zero: bool = True) -> np.ndarray:
+    """Per row: every value the same double (NaN equal to NaN; -0.0 equal to 0.0 only where
+    ``signed_zero`` is off: a SQL client may print either)."""
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.shape != b.shape:
         return np.zeros(len(a), dtype=bool)
-    same = (a.view(np.uint64) == b.view(np.uint64)) | (np.isnan(a) & np.isnan(b))
+    equal = (a.view(np.uint64) == b.view(np.uint64)) if signed_zero else (a == b)
+    same = equal | (np.isnan(a) & np.isnan(b))
     return same.reshape(len(a), -1).all(axis=1)
 
 
@@ -64,6 +71,10 @@ def _run(model: Model, X: np.ndarray, target: str, options: dict) -> dict[str, n
         if run.class_index is not None:
             got["class"] = run.class_index
         return got
+    if target == "sql":
+        from rulegen.verify.sql import run_sql
+
+        return run_sql(model, X, options.get("dialect", "sqlite"), options.get("database"))
     from rulegen.verify.c import STRICT, run_c
 
     files = rulegen.generate(model, "c", name="verified", **options.get("generate", {}))
@@ -78,11 +89,12 @@ def _run(model: Model, X: np.ndarray, target: str, options: dict) -> dict[str, n
 
 def verify(model: Model, data: np.ndarray, target: str, *, probes: bool = True, **options) -> Report:
     """Run ``target``'s code on ``data`` (codes for categories, NaN for missing) and on probe
-    rows, and compare with the evaluator. ``options``: ``cc`` and ``cflags`` (a list) for C."""
+    rows, and compare with the evaluator. ``options``: ``cc`` and ``cflags`` (a list) for C,
+    ``dialect`` and ``database`` (a file; default in memory) for SQL."""
     data = np.asarray(data, dtype=np.float64).reshape(-1, len(model.features))
     extra = probe_rows(model, data) if probes else np.empty((0, len(model.features)))
     X = np.vstack([data, extra])
-    want, got = expected(model, X), _run(model, X, target, options)
+    want, got = expected(model, X, target), _run(model, X, target, options)
     report = Report(target, len(data), len(extra), rows=X)
     labels = {"raw": "raw scores", "out": "probabilities" if model.target.task == "classification" else "values",
               "batch": "the batch function's outputs", "class": "class"}
@@ -92,7 +104,7 @@ def verify(model: Model, data: np.ndarray, target: str, *, probes: bool = True, 
         if key not in got:
             continue
         ref = want["out" if key == "batch" else key]
-        same = (np.asarray(got[key]) == ref) if key == "class" else _same_bits(got[key], ref)
+        same = (np.asarray(got[key]) == ref) if key == "class" else _same_bits(got[key], ref, target != "sql")
         for i in np.flatnonzero(~same & ~bad):
             first_key[int(i)] = key
         bad |= ~same

@@ -1,0 +1,103 @@
+"""Run generated SQL in a real engine on rows, and read every output column back.
+
+`rulegen verify --target sql` loads the rows into a temporary table of an in-memory database
+(or of the user's database file, never touching their tables), runs the query the SQL target
+writes for that table, and reads raw scores, probabilities or values and labels back through
+the engine's ordinary Python client. Missing values go in as NULL.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from rulegen.errors import RulegenError
+from rulegen.ir import evaluate
+from rulegen.ir.libm import exp_rounded_array
+from rulegen.ir.nodes import Model
+from rulegen.verify.python import python_rows
+
+ENGINES = ("sqlite", "duckdb")
+_TYPES = {"sqlite": {"numeric": "REAL", "integer": "INTEGER", "text": "TEXT"},
+          "duckdb": {"numeric": "DOUBLE", "integer": "BIGINT", "text": "VARCHAR"}}
+TABLE = "rulegen_verify_rows"
+
+
+def _kind(feature) -> str:
+    if feature.kind == "numeric":
+        return "numeric"
+    ints = all(isinstance(c, int) and not isinstance(c, bool) for c in feature.categories)
+    return "integer" if ints else "text"
+
+
+def _row_column(model: Model) -> str:
+    names = {f.name.lower() for f in model.features}
+    name = "_row"
+    while name in names:
+        name += "_"
+    return name
+
+
+def connect(dialect: str, database: str | None):
+    if dialect == "sqlite":
+        import sqlite3
+
+        return sqlite3.connect(database or ":memory:")
+    try:
+        import duckdb
+    except ImportError:
+        raise RulegenError("--dialect duckdb needs the duckdb package: pip install duckdb") from None
+    return duckdb.connect(database or ":memory:")
+
+
+def run_sql(model: Model, X: np.ndarray, dialect: str, database: str | None = None) -> dict:
+    """The query's raw scores, outputs (probabilities or values) and class indices for ``X``."""
+    from rulegen.targets.sql import SqlTarget
+    from rulegen.targets.sql.dialects import DIALECTS
+
+    if dialect not in ENGINES:
+        raise RulegenError(f"verify runs SQL in {', '.join(ENGINES)}; not {dialect!r}")
+    d = DIALECTS[dialect]
+    rid = _row_column(model)
+    (sql,) = SqlTarget().generate(model, dialect=dialect, table=TABLE, raw=True, passthrough=[rid]).values()
+    conn = connect(dialect, database)
+    try:
+        types = _TYPES[dialect]
+        cols = [(rid, "integer")] + [(f.name, _kind(f)) for f in model.features]
+        cur = conn.cursor()
+        cur.execute(f"DROP TABLE IF EXISTS {d.quote(TABLE)}")
+        cur.execute(f"CREATE TEMP TABLE {d.quote(TABLE)} ({', '.join(f'{d.quote(n)} {types[k]}' for n, k in cols)})")
+        rows = [[i] + r for i, r in enumerate(python_rows(model, X))]
+        cur.executemany(f"INSERT INTO {d.quote(TABLE)} VALUES ({', '.join(['?'] * len(cols))})", rows)
+        cur.execute(sql)
+        names = [c[0] for c in cur.description]
+        result = sorted((tuple(r) for r in cur.fetchall()), key=lambda r: r[names.index(d.column_name(rid))])
+    finally:
+        conn.close()
+    if len(result) != len(X):
+        raise RulegenError(f"{len(X)} rows in, {len(result)} rows out of the query")
+
+    def floats(heads):
+        idx = [names.index(d.column_name(h)) for h in heads]
+        return np.array([[math.nan if r[i] is None else float(r[i]) for i in idx] for r in result])
+
+    t = model.target
+    got = {"raw": floats([f"raw_{k}" for k in range(model.n_raw)])}
+    if t.task == "classification":
+        got["out"] = floats([f"prob_{c}" for c in t.classes])
+        labels = [r[names.index(d.column_name("prediction"))] for r in result]
+        got["class"] = np.array([t.classes.index(v) if v in t.classes else -1 for v in labels])
+    else:
+        got["out"] = floats(["prediction"] if model.n_raw == 1 else [f"prediction_{k}" for k in range(model.n_raw)])
+    return got
+
+
+def expected_outputs(model: Model, raw: np.ndarray) -> np.ndarray:
+    """The evaluator's outputs, as SQL computes a float32 link: SQL has no float32 ``expf``,
+    so an ensemble's float32 link takes exp rounded to float32 (docs/IR.md)."""
+    from rulegen.targets.sql import rounded_exp
+
+    if rounded_exp(model):
+        return evaluate.apply_link_f32(model.link, raw, expf=exp_rounded_array)
+    return evaluate.outputs_of(model, raw)
