@@ -60,8 +60,11 @@ def verify(model_path, data, target, dialect, database, cc, cflags, form, no_pro
     Runs the data's rows, and probe rows at every threshold of the model (on it, one float
     step either side in float64 and float32, NaN, +-inf, unseen categories), and compares the
     raw scores, the probabilities or values and the class with rulegen's evaluator bit for
-    bit (SQL: float32 links take exp rounded to float32, as the SQL target documents). Exit 0 when every row agrees; exit 1 at the first row that does not, printing the row,
-    both outputs and the row's path through the model (as `rulegen explain`).
+    bit (SQL: float32 links take exp rounded to float32, as the SQL target documents). Exit 0
+    when every row agrees; exit 1 at the first row that does not, printing the row, both
+    outputs and the row's path through the model (as `rulegen explain`). For a model file
+    XGBoost or LightGBM wrote, with that library installed, the evaluator is also compared
+    with the library's own raw scores on the same rows.
 
     \b
     Examples:
@@ -90,12 +93,35 @@ def verify(model_path, data, target, dialect, database, cc, cflags, form, no_pro
     if report.ok:
         click.echo(f"{model_path}: {target}: all {n} rows ({report.n_data} from {data}, "
                    f"{report.n_probes} probes) equal the evaluator bit for bit")
+        _against_library(model_path, model, report)
         return
     i = report.first_bad
     click.echo(f"{model_path}: {target}: row {i + 1} of {n} differs ({_origin(report, table, model, i)})")
     click.echo("  " + report.what)
     for line in explain(model, report.rows[i]):
         click.echo("  " + line)
+    raise click.exceptions.Exit(1)
+
+
+def _against_library(model_path, model, report) -> None:
+    """For a model file XGBoost or LightGBM wrote: the evaluator against the library itself."""
+    from rulegen.ir import evaluate
+    from rulegen.verify import _same_bits
+    from rulegen.verify.library import library_of, raw_scores
+
+    if library_of(model_path) is None:
+        return
+    theirs, what = raw_scores(model_path, model, report.rows)
+    if theirs is None:
+        click.echo(f"{model_path}: not compared with the library: {what}")
+        return
+    ours = evaluate.raw_scores(model, report.rows).astype(np.float64)
+    same = _same_bits(ours, theirs, signed_zero=False)
+    if same.all():
+        click.echo(f"{model_path}: the evaluator equals {what} on all {len(same)} rows")
+        return
+    i = int(np.flatnonzero(~same)[0])
+    click.echo(f"{model_path}: row {i + 1}: the evaluator gives {ours[i].tolist()}, {what} {theirs[i].tolist()}")
     raise click.exceptions.Exit(1)
 
 

@@ -248,3 +248,41 @@ def test_verify_sql_catches_a_hand_edited_query(monkeypatch, iris_model, tmp_pat
     assert code == 1, (out, err)
     assert "probe row:" in out.splitlines()[0] and "sql gives" in out.splitlines()[1]
     assert db.read_bytes() == before
+
+
+# --- the source library --------------------------------------------------------------------------
+
+
+def _library_files(tmp_path):
+    xgb = pytest.importorskip("xgboost")
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4)).astype(np.float32)
+    y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(int)
+    xgb.XGBClassifier(n_estimators=10, max_depth=3, n_jobs=1).fit(X, y).get_booster().save_model(tmp_path / "x.json")
+    lgb.LGBMClassifier(n_estimators=10, verbose=-1, n_jobs=1).fit(X, y).booster_.save_model(tmp_path / "l.txt")
+    for name, head in (("x.csv", "f"), ("l.csv", "Column_")):
+        (tmp_path / name).write_text(",".join(f"{head}{i}" for i in range(4)) + "\n"
+                                     + "".join(",".join(map(repr, r)) + "\n" for r in X[:50].tolist()))
+    return tmp_path
+
+
+def test_verify_compares_an_imported_model_with_its_library(tmp_path, capsys, monkeypatch):
+    d = _library_files(tmp_path)
+    for model, data, lib in (("x.json", "x.csv", "XGBoost"), ("l.txt", "l.csv", "LightGBM")):
+        code, out, err = run(capsys, "verify", d / model, d / data, "--target", "python")
+        assert code == 0, err
+        assert re.search(rf"the evaluator equals {lib} [\d.]+'s (margins|raw scores) on all \d+ rows", out), out
+    from rulegen.verify import library
+
+    real = library.raw_scores
+
+    def off(path, model, X):
+        got, what = real(path, model, X)
+        got = got.copy()
+        got[7, 0] = np.nextafter(np.float32(got[7, 0]), np.float32(np.inf))  # one float32 step
+        return got, what
+
+    monkeypatch.setattr(library, "raw_scores", off)
+    code, out, err = run(capsys, "verify", d / "x.json", d / "x.csv", "--target", "python")
+    assert code == 1 and "row 8: the evaluator gives" in out

@@ -92,6 +92,25 @@ def _why(model: Model, split: Split, X: np.ndarray) -> tuple[list[tuple[int, flo
         "missing: every branch, weighted " + ", ".join(map(_num, weights)))
 
 
+def walk(model: Model, X: np.ndarray, t: int) -> list[tuple[int, float, int, str, list[int]]]:
+    """Tree t's nodes on row X's path(s), in depth-first order: (node id, path weight, depth,
+    why the row went on, the children it went on to)."""
+    tree = model.trees[t]
+    out = []
+    stack = [(0, 1.0, 0)]
+    while stack:
+        nid, p, depth = stack.pop()
+        node = tree.nodes[nid]
+        if isinstance(node, Leaf):
+            out.append((nid, p, depth, "", []))
+            continue
+        branches, why = _why(model, node, X)
+        out.append((nid, p, depth, why, [node.children[k] for k, _w in branches]))
+        for k, w in reversed(branches):
+            stack.append((node.children[k], p * w, depth + 1))
+    return out
+
+
 def explain(model: Model, x) -> list[str]:
     """The lines of text for one row ``x`` (codes for categories, NaN for missing)."""
     X = np.asarray(x, dtype=np.float64).reshape(1, -1)
@@ -101,24 +120,16 @@ def explain(model: Model, x) -> list[str]:
         if tree.output is not None and model.n_raw > 1:
             head += f", adds to raw[{tree.output}]"
         lines.append(head + ":")
-        stack = [(0, 1.0, 1)]
-        while stack:
-            nid, p, ind = stack.pop()
-            node, pad = tree.nodes[nid], "  " * ind
+        for nid, p, depth, why, targets in walk(model, X, t):
+            node, pad = tree.nodes[nid], "  " * (depth + 1)
             share = "" if p == 1.0 else f" (path weight {_num(p)})"
             if isinstance(node, Leaf):
-                c = leaf_contribution(model, tree, node)
-                adds = ", ".join(map(_num, c))
-                lines.append(f"{pad}node {nid}: leaf{share}, adds {adds}" if model.aggregation != "vote"
-                             else f"{pad}node {nid}: leaf{share}, votes {model.target.classes[vote_index(node, tree.weight)]!r}")
+                lines.append(f"{pad}node {nid}: leaf{share}, {leaf_text(model, t, node)}")
                 continue
             seen = ", ".join(f"{model.features[f].name}={value_text(model, f, X[0, f])}"
                              for f in dict.fromkeys(_features_of(node.test)))
-            branches, why = _why(model, node, X)
-            targets = ", ".join(f"node {node.children[k]}" for k, _w in branches)
-            lines.append(f"{pad}node {nid}: {test_text(model, node.test)}? {seen}: {why} -> {targets}{share}")
-            for k, w in reversed(branches):
-                stack.append((node.children[k], p * w, ind + 1))
+            to = ", ".join(f"node {c}" for c in targets)
+            lines.append(f"{pad}node {nid}: {test_text(model, node.test)}? {seen}: {why} -> {to}{share}")
     raw = evaluate.raw_scores(model, X)[0]
     lines.append(f"raw ({model.aggregation} in {model.dtype}, base {', '.join(map(_num, model.base_score))}): "
                  + ", ".join(map(_num, raw)))
@@ -131,3 +142,11 @@ def explain(model: Model, x) -> list[str]:
     else:
         lines.append(f"prediction ({model.link}): " + ", ".join(map(_num, out[0])))
     return lines
+
+
+def leaf_text(model: Model, t: int, leaf: Leaf) -> str:
+    """What a leaf adds (its contribution, the tree weight folded in) or the class it votes for."""
+    tree = model.trees[t]
+    if model.aggregation == "vote":
+        return f"votes {model.target.classes[vote_index(leaf, tree.weight)]!r}"
+    return "adds " + ", ".join(map(_num, leaf_contribution(model, tree, leaf)))
