@@ -42,6 +42,7 @@ def cli():
       rulegen predict model.json data.csv -o predictions.csv
       rulegen verify model.json data.csv --target c
       rulegen explain model.json --data data.csv --index 0
+      rulegen show model.json -o model.html
 
     Exit codes: 0 success, 2 bad input or usage, 1 internal error.
     """
@@ -61,10 +62,11 @@ _add_learning_commands()
 
 
 def _add_verify_commands():  # rulegen/cli_verify.py
-    from rulegen.cli_verify import explain, verify
+    from rulegen.cli_verify import explain, show, verify
 
     cli.add_command(verify)
     cli.add_command(explain)
+    cli.add_command(show)
 
 
 _add_verify_commands()

@@ -1,4 +1,4 @@
-"""`rulegen verify` and `rulegen explain`: is the code I ship the model, and why this answer."""
+"""`rulegen verify`, `explain` and `show`: is the code I ship the model, and why this answer."""
 
 from __future__ import annotations
 
@@ -181,13 +181,53 @@ def explain(model_path, row_items, data, index):
     model = load_model(model_path)
     if bool(row_items) == bool(data):
         raise click.UsageError("give the row with --row, or a file with --data (and --index)")
+    x = _pick_row(model, row_items, data, index)
+    for line in explain_row(model, np.asarray(x)):
+        click.echo(line)
+
+
+def _pick_row(model, row_items, data, index):
+    """The row of --row items or of --data at --index (saying which line), or None."""
+    if row_items and data:
+        raise click.UsageError("give the row with --row or with --data, not both")
     if data:
         table, X = _data_rows(model, data)
         if not 0 <= index < len(X):
             raise DataError(f"--index {index}: {data} has {len(X)} data rows (0 to {len(X) - 1})")
-        x = X[index]
         click.echo(f"{data}:{table.line_of(index)}")
-    else:
-        x = _row_from_items(model, row_items)
-    for line in explain_row(model, np.asarray(x)):
-        click.echo(line)
+        return X[index]
+    return _row_from_items(model, row_items) if row_items else None
+
+
+@click.command()
+@click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="The HTML file to write (one file: no network, no other files).")
+@click.option("--row", "row_items", multiple=True, metavar="NAME=VALUE|CSV-LINE",
+              help="Highlight this row's path in every tree (as explain --row).")
+@click.option("--data", type=click.Path(dir_okay=False), help="Take the row from this CSV file.")
+@click.option("--index", type=int, default=0, show_default=True, help="Which data row of --data.")
+def show(model_path, output, row_items, data, index):
+    """Draw MODEL's trees in one self-contained HTML page.
+
+    Each node shows its test, support, class distribution or value and where a missing value
+    goes; splits below depth 3 start closed (click to open), a search opens the way to every
+    node whose test names a feature, and an ensemble has a tree picker and a summary (trees,
+    depth, leaves, feature use). With a row, its path is highlighted in every tree and each
+    tree's contribution is listed. The URL's hash picks a place: page.html#tree=3&search=age.
+
+    \b
+    Examples:
+      rulegen show iris.json -o iris.html
+      rulegen show model.json -o model.html --data data.csv --index 12
+    """
+    from pathlib import Path
+
+    from rulegen.modelio import load_model, write_files
+    from rulegen.show import page
+
+    model = load_model(model_path)
+    x = _pick_row(model, row_items, data, index)
+    text = page(model, x, title=Path(model_path).name)
+    write_files({Path(output): text})
+    say(f"wrote {output} ({len(text.encode('utf-8')) // 1024 or 1} KB, {len(model.trees)} tree(s))")
