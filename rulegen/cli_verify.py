@@ -42,11 +42,12 @@ def _origin(report, table, model, i: int) -> str:
 @click.option("--target", type=click.Choice(["python", "c", "sql"]), required=True,
               help="The code to check: python (imported here), c (built with --cc) or sql "
                    "(run in --dialect).")
-@click.option("--dialect", default="sqlite", type=click.Choice(["sqlite", "duckdb"]), show_default=True,
-              help="SQL: the engine to run the query in.")
-@click.option("--database", default=None, type=click.Path(dir_okay=False),
-              help="SQL: a database file to run in (its own engine and settings; the rows go in a "
-                   "temporary table, nothing else is touched). Default: in memory.")
+@click.option("--dialect", default="sqlite", type=click.Choice(["sqlite", "duckdb", "postgres"]),
+              show_default=True, help="SQL: the engine to run the query in.")
+@click.option("--database", default=None,
+              help="SQL: a database file (SQLite, DuckDB; default: in memory) or a PostgreSQL "
+                   "connection string, to run in with its own settings; the rows go in a "
+                   "temporary table, nothing else is touched.")
 @click.option("--cc", default=None, help="C compiler (default: $CC, else cc).")
 @click.option("--cflags", default=None,
               help="Flags for every C file, as one string (default: "
@@ -70,6 +71,8 @@ def verify(model_path, data, target, dialect, database, cc, cflags, form, no_pro
     Examples:
       rulegen verify iris.json examples/iris.csv --target python
       rulegen verify iris.json examples/iris.csv --target sql --dialect duckdb
+      rulegen verify iris.json examples/iris.csv --target sql --dialect postgres \\
+          --database "dbname=scoring host=localhost"
       rulegen verify iris.json examples/iris.csv --target c --cc clang --cflags "-std=c99 -O3"
       rulegen verify iris.json examples/iris.csv --target c --cflags "-O2 -ffast-math"   # exit 1
 

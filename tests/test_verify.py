@@ -286,3 +286,20 @@ def test_verify_compares_an_imported_model_with_its_library(tmp_path, capsys, mo
     monkeypatch.setattr(library, "raw_scores", off)
     code, out, err = run(capsys, "verify", d / "x.json", d / "x.csv", "--target", "python")
     assert code == 1 and "row 8: the evaluator gives" in out
+
+
+def test_verify_sql_in_postgresql_through_a_connection_string(iris_model, capsys):
+    """The tests' private PostgreSQL server (tests/engines.py), reached by its DSN as a user would."""
+    pytest.importorskip("psycopg")
+    from engines import engine
+
+    dsn = engine("postgres").connection().info.dsn
+    for name, model in F.all_models().items():
+        report = verify(model, F.probe_rows(model, n_random=30, limit=120), "sql", dialect="postgres", database=dsn)
+        assert report.ok, (name, report.first_bad, report.what)
+    code, out, err = run(capsys, "verify", iris_model, IRIS, "--target", "sql", "--dialect", "postgres",
+                         "--database", dsn)
+    assert code == 0 and "equal the evaluator bit for bit" in out, err
+    code, _, err = run(capsys, "verify", iris_model, IRIS, "--target", "sql", "--dialect", "postgres",
+                       "--database", "host=/nonexistent dbname=nothing")
+    assert code == 2 and "cannot connect to PostgreSQL" in err and len(err.strip().splitlines()) == 1

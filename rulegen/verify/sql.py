@@ -1,7 +1,7 @@
 """Run generated SQL in a real engine on rows, and read every output column back.
 
 `rulegen verify --target sql` loads the rows into a temporary table of an in-memory database
-(or of the user's database file, never touching their tables), runs the query the SQL target
+(or of the user's database file or PostgreSQL server, never touching their tables), runs the query the SQL target
 writes for that table, and reads raw scores, probabilities or values and labels back through
 the engine's ordinary Python client. Missing values go in as NULL.
 """
@@ -18,9 +18,10 @@ from rulegen.ir.libm import exp_rounded_array
 from rulegen.ir.nodes import Model
 from rulegen.verify.python import python_rows
 
-ENGINES = ("sqlite", "duckdb")
+ENGINES = ("sqlite", "duckdb", "postgres")
 _TYPES = {"sqlite": {"numeric": "REAL", "integer": "INTEGER", "text": "TEXT"},
-          "duckdb": {"numeric": "DOUBLE", "integer": "BIGINT", "text": "VARCHAR"}}
+          "duckdb": {"numeric": "DOUBLE", "integer": "BIGINT", "text": "VARCHAR"},
+          "postgres": {"numeric": "double precision", "integer": "bigint", "text": "text"}}
 TABLE = "rulegen_verify_rows"
 
 
@@ -40,15 +41,26 @@ def _row_column(model: Model) -> str:
 
 
 def connect(dialect: str, database: str | None):
+    """A new connection: SQLite or DuckDB to a file (default: in memory), PostgreSQL to a
+    connection string (libpq's: "dbname=... host=..." or "postgresql://...")."""
     if dialect == "sqlite":
         import sqlite3
 
         return sqlite3.connect(database or ":memory:")
+    module = {"duckdb": "duckdb", "postgres": "psycopg"}[dialect]
     try:
-        import duckdb
+        lib = __import__(module)
     except ImportError:
-        raise RulegenError("--dialect duckdb needs the duckdb package: pip install duckdb") from None
-    return duckdb.connect(database or ":memory:")
+        raise RulegenError(f"--dialect {dialect} needs the {module} package: pip install {module}") from None
+    if dialect == "duckdb":
+        return lib.connect(database or ":memory:")
+    if not database:
+        raise RulegenError("--dialect postgres needs --database, a connection string such as "
+                           "'dbname=mydb host=localhost'")
+    try:
+        return lib.connect(database, autocommit=True)
+    except lib.Error as e:
+        raise RulegenError(f"cannot connect to PostgreSQL ({database!r}): {' '.join(str(e).split())}") from None
 
 
 def run_sql(model: Model, X: np.ndarray, dialect: str, database: str | None = None) -> dict:
@@ -66,10 +78,15 @@ def run_sql(model: Model, X: np.ndarray, dialect: str, database: str | None = No
         types = _TYPES[dialect]
         cols = [(rid, "integer")] + [(f.name, _kind(f)) for f in model.features]
         cur = conn.cursor()
-        cur.execute(f"DROP TABLE IF EXISTS {d.quote(TABLE)}")
+        # a new connection has no temporary tables; one of this name hides any user table
         cur.execute(f"CREATE TEMP TABLE {d.quote(TABLE)} ({', '.join(f'{d.quote(n)} {types[k]}' for n, k in cols)})")
         rows = [[i] + r for i, r in enumerate(python_rows(model, X))]
-        cur.executemany(f"INSERT INTO {d.quote(TABLE)} VALUES ({', '.join(['?'] * len(cols))})", rows)
+        if dialect == "postgres":  # COPY: psycopg would prepare a repeated INSERT
+            with cur.copy(f"COPY {d.quote(TABLE)} FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        else:
+            cur.executemany(f"INSERT INTO {d.quote(TABLE)} VALUES ({', '.join(['?'] * len(cols))})", rows)
         cur.execute(sql)
         names = [c[0] for c in cur.description]
         result = sorted((tuple(r) for r in cur.fetchall()), key=lambda r: r[names.index(d.column_name(rid))])
