@@ -1,5 +1,5 @@
 """`rulegen show`: the page rendered in a real browser (headless Chromium, from the project's
-set-up), read back as the DOM after its script ran: no script errors, the trees and nodes
+set-up), read back as the DOM after its script ran: nothing on the console, the trees and nodes
 expected, the highlighted path the evaluator's, a search that opens the way to its matches,
 user text that stays text. Screenshots go to $RULEGEN_ARTIFACTS (default: the test's tmp dir)."""
 
@@ -27,7 +27,8 @@ from rulegen.verify.explain import walk
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 pytestmark = pytest.mark.skipif(BROWSER is None, reason="no Chromium (.ci/setup installs Debian's chromium)")
 ROOT = Path(__file__).resolve().parents[1]
-FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions"]
+FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
+         "--enable-logging=stderr", "--v=0"]  # the page's console messages on stderr, as CONSOLE lines
 
 
 class _Dom(HTMLParser):
@@ -74,6 +75,8 @@ def render(tmp_path, html: str, name: str, fragment: str = "", shot: bool = Fals
     url = path.as_uri() + (f"#{fragment}" if fragment else "")
     out = subprocess.run([BROWSER, *FLAGS, "--dump-dom", url], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
+    console = [line for line in out.stderr.splitlines() if ":CONSOLE" in line]
+    assert not console, console[:5]  # no error, warning or log from the page at all
     dom = _Dom()
     dom.feed(out.stdout)
     dom.raw = out.stdout
