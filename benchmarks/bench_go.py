@@ -31,26 +31,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import m2cgen_export  # noqa: E402
 from rulegen.codegen.registry import generate  # noqa: E402
 from rulegen.ir import evaluate as ev  # noqa: E402
 from rulegen.ir.serialize import loads  # noqa: E402
-
-M2C_EXPORT = r"""
-import os, sys, threading
-os.environ["RG_BENCH_CACHE"] = sys.argv[2]
-sys.path.insert(0, sys.argv[1])
-import models, m2cgen
-sys.setrecursionlimit(1_000_000)
-threading.stack_size(1024 * 1024 * 1024)  # m2cgen recurses once per tree level
-def run():
-    for name, pkg, out in zip(sys.argv[3::3], sys.argv[4::3], sys.argv[5::3]):
-        code = m2cgen.export_to_go(models.get_model(name).model, function_name="Score")
-        open(out, "w").write("package " + pkg + "\n\n" + code)
-t = threading.Thread(target=run)
-t.start()
-t.join()
-print(m2cgen.__version__)
-"""
 
 MAIN = r"""package main
 
@@ -121,14 +105,13 @@ def export_m2cgen(args, names: list[str], work: Path) -> str:
         path = work / pkg / f"{pkg}.go"
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            todo += [name, pkg, str(path)]
+            todo.append(m2cgen_export.job(name, "go", path, f"package {pkg}\n\n", function_name="Score"))
     if not todo:
         return "(cached)"
     t0 = time.perf_counter()
-    proc = subprocess.run([args.m2cgen_python, "-c", M2C_EXPORT, args.bench_dir, args.cache, *todo],
-                          capture_output=True, text=True, check=True)
-    print(f"m2cgen {proc.stdout.strip()} export: {time.perf_counter() - t0:.0f} s", flush=True)
-    return proc.stdout.strip()
+    version = m2cgen_export.export(args.m2cgen_python, args.bench_dir, args.cache, todo)
+    print(f"m2cgen {version} export: {time.perf_counter() - t0:.0f} s", flush=True)
+    return version
 
 
 def build_alone(work: Path, pkg: str, env: dict, memory_gb: float, timeout: float):

@@ -25,22 +25,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import m2cgen_export  # noqa: E402
 import rulegen  # noqa: E402
 from rulegen.ir import evaluate as ev  # noqa: E402
 from rulegen.ir.serialize import loads  # noqa: E402
 
 MODELS = {"xgb500_d6_bin": "Xgb", "rf100_d10_bin": "Rf"}
-
-_EXPORT = textwrap.dedent("""
-    import os, sys
-    os.environ["RG_BENCH_CACHE"] = sys.argv[1]
-    sys.path.insert(0, sys.argv[2])
-    sys.setrecursionlimit(100000)
-    import m2cgen, models
-    for name, cls in zip(sys.argv[4::2], sys.argv[5::2]):
-        code = m2cgen.export_to_java(models.get_model(name).model, class_name=cls)
-        open(os.path.join(sys.argv[3], cls + ".java"), "w").write(code)
-""")
 
 _DRIVER = textwrap.dedent("""
     import java.io.*;
@@ -91,8 +81,9 @@ def main() -> None:
     for key, cls in (("xgb", "Xgb"), ("rf", "Rf")):
         (work / "src" / f"{cls}.java").write_text(rulegen.generate(irs[key], "java", name=cls)[f"{cls}.java"])
     if not (work / "src" / "M2Rf.java").exists():  # m2cgen takes minutes on these models: kept
-        subprocess.run([args.m2cgen_python, "-c", _EXPORT, args.cache, args.bench_lib, str(work / "src"),
-                        "xgb500_d6_bin", "M2Xgb", "rf100_d10_bin", "M2Rf"], check=True)
+        m2cgen_export.export(args.m2cgen_python, args.bench_lib, args.cache, [
+            m2cgen_export.job(name, "java", work / "src" / f"{cls}.java", class_name=cls)
+            for name, cls in (("xgb500_d6_bin", "M2Xgb"), ("rf100_d10_bin", "M2Rf"))])
     runs, report = [], {"java": _java_version()}
     for key, cls, method in (("rulegen_xgb", "Xgb", "predict"), ("m2cgen_xgb", "M2Xgb", "score"),
                              ("rulegen_rf", "Rf", "predict"), ("m2cgen_rf", "M2Rf", "score")):

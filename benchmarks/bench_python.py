@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -30,25 +29,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import m2cgen_export  # noqa: E402
 from rulegen.codegen.registry import generate  # noqa: E402
 from rulegen.ir import evaluate as ev  # noqa: E402
 from rulegen.ir.serialize import loads  # noqa: E402
-
-M2C_EXPORT = r"""
-import os, sys, threading
-os.environ["RG_BENCH_CACHE"] = sys.argv[2]
-sys.path.insert(0, sys.argv[1])
-import models, m2cgen
-sys.setrecursionlimit(1_000_000)
-threading.stack_size(1024 * 1024 * 1024)  # m2cgen recurses once per tree level
-def run():
-    for name, out in zip(sys.argv[3::2], sys.argv[4::2]):
-        open(out, "w").write(m2cgen.export_to_python(models.get_model(name).model, function_name="score"))
-t = threading.Thread(target=run)
-t.start()
-t.join()
-print(m2cgen.__version__)
-"""
 
 
 def load(path: Path, name: str):
@@ -83,14 +67,9 @@ def main() -> None:
     counts = dict(kv.split("=") for kv in args.rows_per_model.split(","))
     irs = [Path(p) for p in args.ir]
     names = [p.stem for p in irs]
-    export = []
-    for name in names:
-        if not (work / f"m2c_{name}.py").exists():
-            export += [name, str(work / f"m2c_{name}.py")]
-    version = "(cached)"
-    if export:
-        version = subprocess.run([args.m2cgen_python, "-c", M2C_EXPORT, args.bench_dir, args.cache, *export],
-                                 check=True, capture_output=True, text=True).stdout.strip()
+    export = [m2cgen_export.job(name, "python", work / f"m2c_{name}.py", function_name="score")
+              for name in names if not (work / f"m2c_{name}.py").exists()]
+    version = m2cgen_export.export(args.m2cgen_python, args.bench_dir, args.cache, export) if export else "(cached)"
     X = np.fromfile(args.rows, dtype=np.float32)
     results = []
     for ir, name in zip(irs, names):

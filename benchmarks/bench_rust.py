@@ -27,24 +27,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import m2cgen_export
 import rulegen
 from rulegen.ir import evaluate as ev
 from rulegen.ir.serialize import loads
 
 MODELS = ("xgb500_d6_bin", "rf100_d10_bin")
-
-_EXPORT = r"""
-import os, sys, threading
-os.environ["RG_BENCH_CACHE"] = sys.argv[2]
-sys.path.insert(0, sys.argv[3])
-import m2cgen, models
-sys.setrecursionlimit(1_000_000)
-threading.stack_size(1024 * 1024 * 1024)  # m2cgen recurses per tree level and member
-out = {}
-t = threading.Thread(target=lambda: out.update(v=m2cgen.export_to_rust(models.get_model(sys.argv[1]).model)))
-t.start(); t.join()
-open(sys.argv[4], "w").write(out["v"].replace("fn score(", "pub fn score(", 1))
-"""
 
 _MAIN = r"""
 mod @MOD@;
@@ -144,8 +132,10 @@ def main() -> None:
         (work / f"{rg}.rs").write_text(rulegen.generate(model, "rust", name=rg)[f"{rg}.rs"])
         t1 = time.perf_counter()
         if not args.no_m2cgen:
-            subprocess.run([args.m2cgen_python, "-c", _EXPORT, name, args.cache, args.harness,
-                            str(work / f"{m2c}.rs")], check=True)
+            out = work / f"{m2c}.rs"
+            m2cgen_export.export(args.m2cgen_python, args.harness, args.cache,
+                                 [m2cgen_export.job(name, "rust", out)])
+            out.write_text(out.read_text().replace("fn score(", "pub fn score(", 1))
         t2 = time.perf_counter()
         print(f"{name}: rulegen generates {t1 - t0:.1f} s "
               f"({(work / f'{rg}.rs').stat().st_size / 1e6:.1f} MB)"
