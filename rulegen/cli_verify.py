@@ -109,7 +109,7 @@ def verify(model_path, data, target, dialect, database, cc, cflags, form, no_pro
 def _against_library(model_path, model, report) -> None:
     """For a model file XGBoost or LightGBM wrote: the evaluator against the library itself."""
     from rulegen.ir import evaluate
-    from rulegen.verify import _same_bits
+    from rulegen.verify import same_bits
     from rulegen.verify.library import library_of, raw_scores
 
     if library_of(model_path) is None:
@@ -119,7 +119,7 @@ def _against_library(model_path, model, report) -> None:
         click.echo(f"{model_path}: not compared with the library: {what}")
         return
     ours = evaluate.raw_scores(model, report.rows).astype(np.float64)
-    same = _same_bits(ours, theirs, signed_zero=False)
+    same = same_bits(ours, theirs, signed_zero=False)
     if same.all():
         click.echo(f"{model_path}: the evaluator equals {what} on all {len(same)} rows")
         return

@@ -32,7 +32,7 @@ from rulegen.ir.nodes import (
     Split,
     Surrogates,
 )
-from rulegen.verify.explain import _num, leaf_text, test_text, value_text, walk
+from rulegen.verify.explain import leaf_text, number_text as _num, test_text, value_text, walk
 
 OPEN_DEPTH = 3  # splits above this depth start open
 
@@ -46,17 +46,15 @@ def _branches(model: Model, split: Split) -> list[str]:
         labels = ["{" + ", ".join(repr(cats[c]) for c in g) + "}" for g in test.groups]
     else:
         labels = ["yes", "no"]
-    if split.unseen is not None:
-        labels[split.unseen] += " (and unseen)"
     return labels
 
 
 def _missing(split: Split, labels: list[str]) -> str:
     rule = split.missing
     if isinstance(rule, DefaultChild):
-        return f"missing: {labels[rule.child].split(' (')[0]}"
+        return f"missing: {labels[rule.child]}"
     if isinstance(rule, Surrogates):
-        return f"missing: {len(rule.surrogates)} surrogate(s), then {labels[rule.default].split(' (')[0]}"
+        return f"missing: {len(rule.surrogates)} surrogate(s), then {labels[rule.default]}"
     assert isinstance(rule, Blend)
     return "missing: every branch, weighted " + ", ".join(map(_num, rule.weights))
 
@@ -72,7 +70,8 @@ def _tree(model: Model, t: int) -> dict:
                 item["d"] = ", ".join(map(_num, node.distribution))
         else:
             labels = _branches(model, node)
-            item = {"t": test_text(model, node.test), "k": list(node.children), "b": labels,
+            shown = [b + (" (and unseen)" if k == node.unseen else "") for k, b in enumerate(labels)]
+            item = {"t": test_text(model, node.test), "k": list(node.children), "b": shown,
                     "m": _missing(node, labels), "n": n}
         nodes.append(item)
     return {"weight": _num(tree.weight), "output": tree.output, "nodes": nodes}

@@ -43,6 +43,8 @@ from rulegen.ir.libm import exp_rounded_array
 from rulegen.ir.nodes import Model
 from rulegen.targets.sql import rounded_exp
 from rulegen.targets.sql.query import Query
+from rulegen.verify.sql import column_kind as _kind
+from rulegen.verify.sql import row_column
 
 ENGINES = tuple(_ENGINES)  # every engine the tests run SQL in (tests/engines.py)
 
@@ -50,22 +52,6 @@ ENGINES = tuple(_ENGINES)  # every engine the tests run SQL in (tests/engines.py
 def connect(dialect: str, dsn: str | None = None):
     """A new connection to ``dialect``'s engine (PostgreSQL: to ``dsn``, or the shared one)."""
     return engine(dialect).connect(dsn)
-
-
-def _kind(feature) -> str:
-    if feature.kind == "numeric":
-        return "numeric"
-    ints = all(isinstance(c, int) and not isinstance(c, bool) for c in feature.categories)
-    return "integer" if ints else "text"
-
-
-def row_column(model: Model) -> str:
-    """Name of the row-number column: "_row", lengthened until no feature has it."""
-    names = {f.name.lower() for f in model.features}
-    name = "_row"
-    while name in names:
-        name += "_"
-    return name
 
 
 def load_table(conn, dialect: str, model: Model, rows, table: str = "data",

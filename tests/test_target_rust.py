@@ -82,7 +82,8 @@ def _f32_variant(model: Model) -> Model:
 
 def _imported() -> dict[str, tuple[Model, np.ndarray]]:
     """XGBoost, LightGBM and scikit-learn models, as the C target's importer tests build them
-    (small, so cheap); skipped silently where a library is missing (its own tests say so)."""
+    (small, so cheap); a library that is missing leaves its models out, and
+    test_imported_models_are_in_the_cases then skips, saying which."""
     out: dict = {}
     rng = np.random.default_rng(11)
     X = rng.normal(size=(400, 5))
@@ -215,6 +216,15 @@ def expected(model: Model, X: np.ndarray) -> dict:
         return {"raw": ev.raw_scores(model, X),
                 "out": ev.predict_proba(model, X) if classifier else ev.predict_value(model, X),
                 "class": ev.predict_class_index(model, X) if classifier else None}
+
+
+@pytest.mark.parametrize("lib, names", [("xgboost", ["xgb_binary", "xgb_softprob", "xgb_poisson"]),
+                                         ("lightgbm", ["lgbm_multiclass_categorical"]),
+                                         ("sklearn", ["sklearn_forest", "sklearn_hgb"])])
+def test_imported_models_are_in_the_cases(lib, names):
+    """The cases hold every imported model whose library is installed (CI installs them all)."""
+    pytest.importorskip(lib)
+    assert set(names) <= set(CASES)
 
 
 @pytest.mark.parametrize("case", list(CASES))

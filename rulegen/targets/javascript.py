@@ -33,7 +33,6 @@ from rulegen.codegen.jinja import render
 from rulegen.codegen.literals import c_identifier, js_comment, js_label, js_number, js_string
 from rulegen.errors import RulegenError
 from rulegen.ir.nodes import (
-    Blend,
     CategoricalTest,
     DefaultChild,
     IntervalTest,
@@ -42,7 +41,6 @@ from rulegen.ir.nodes import (
     MultiwayTest,
     NumericTest,
     ObliqueTest,
-    Split,
     Surrogates,
 )
 from rulegen.targets.base import Target

@@ -49,7 +49,7 @@ def expected(model: Model, X: np.ndarray, target: str = "python") -> dict[str, n
     return res
 
 
-def _same_bits(a: np.ndarray, b: np.ndarray, signed_zero: bool = True) -> np.ndarray:
+def same_bits(a: np.ndarray, b: np.ndarray, signed_zero: bool = True) -> np.ndarray:
     """Per row: every value the same double (NaN equal to NaN; -0.0 equal to 0.0 only where
     ``signed_zero`` is off: a SQL client may print either)."""
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
@@ -98,19 +98,17 @@ def verify(model: Model, data: np.ndarray, target: str, *, probes: bool = True, 
     report = Report(target, len(data), len(extra), rows=X)
     labels = {"raw": "raw scores", "out": "probabilities" if model.target.task == "classification" else "values",
               "batch": "the batch function's outputs", "class": "class"}
-    bad = np.zeros(len(X), dtype=bool)
-    first_key = {}
+    first = {}  # output -> its first differing row, in the order raw, out, batch, class
     for key in ("raw", "out", "batch", "class"):
         if key not in got:
             continue
         ref = want["out" if key == "batch" else key]
-        same = (np.asarray(got[key]) == ref) if key == "class" else _same_bits(got[key], ref, target != "sql")
-        for i in np.flatnonzero(~same & ~bad):
-            first_key[int(i)] = key
-        bad |= ~same
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        key = first_key[i]
+        same = (np.asarray(got[key]) == ref) if key == "class" else same_bits(got[key], ref, target != "sql")
+        if not same.all():
+            first[key] = int(np.flatnonzero(~same)[0])
+    if first:
+        key = min(first, key=first.get)  # the earliest row; at a tie, the first output listed
+        i = first[key]
         ref = want["out" if key == "batch" else key]
         report.first_bad = i
         report.what = (f"{labels[key]}: {target} gives {_show(got[key][i])}, "

@@ -26,8 +26,12 @@ from rulegen.ir.nodes import (
 )
 
 
-def _num(v: float) -> str:
+def number_text(v: float) -> str:
+    """A number as Python writes it: the shortest text that reads back as the same double."""
     return repr(float(v))
+
+
+_num = number_text
 
 
 def value_text(model: Model, f: int, v: float) -> str:

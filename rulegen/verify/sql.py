@@ -25,14 +25,16 @@ _TYPES = {"sqlite": {"numeric": "REAL", "integer": "INTEGER", "text": "TEXT"},
 TABLE = "rulegen_verify_rows"
 
 
-def _kind(feature) -> str:
+def column_kind(feature) -> str:
+    """The column a feature is loaded into: numeric, or categories as integers or text."""
     if feature.kind == "numeric":
         return "numeric"
     ints = all(isinstance(c, int) and not isinstance(c, bool) for c in feature.categories)
     return "integer" if ints else "text"
 
 
-def _row_column(model: Model) -> str:
+def row_column(model: Model) -> str:
+    """Name of the row-number column: "_row", lengthened until no feature has it."""
     names = {f.name.lower() for f in model.features}
     name = "_row"
     while name in names:
@@ -71,12 +73,12 @@ def run_sql(model: Model, X: np.ndarray, dialect: str, database: str | None = No
     if dialect not in ENGINES:
         raise RulegenError(f"verify runs SQL in {', '.join(ENGINES)}; not {dialect!r}")
     d = DIALECTS[dialect]
-    rid = _row_column(model)
+    rid = row_column(model)
     (sql,) = SqlTarget().generate(model, dialect=dialect, table=TABLE, raw=True, passthrough=[rid]).values()
     conn = connect(dialect, database)
     try:
         types = _TYPES[dialect]
-        cols = [(rid, "integer")] + [(f.name, _kind(f)) for f in model.features]
+        cols = [(rid, "integer")] + [(f.name, column_kind(f)) for f in model.features]
         cur = conn.cursor()
         # a new connection has no temporary tables; one of this name hides any user table
         cur.execute(f"CREATE TEMP TABLE {d.quote(TABLE)} ({', '.join(f'{d.quote(n)} {types[k]}' for n, k in cols)})")

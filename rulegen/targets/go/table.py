@@ -165,7 +165,7 @@ class Group:
         if chain:
             num = [f"{i} = r.c + 1 - b2i(xx[r.k] <= r.t)"]
         else:
-            num = [f"if xx[r.k] <= r.t {{", f"\t{i} = r.c", "} else {", f"\t{i} = r.c + 1", "}"]
+            num = ["if xx[r.k] <= r.t {", f"\t{i} = r.c", "} else {", f"\t{i} = r.c + 1", "}"]
         if not cats:
             return ["{", f"\tr := &{p}T[{i}]", *("\t" + line for line in num), "}"]
         return [f"if r := &{p}T[{i}]; r.k < 0 {{", "\to := cc[-1-r.k]",
