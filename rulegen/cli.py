@@ -229,16 +229,21 @@ def _output_place(target: str, output: str | None) -> tuple[Path, str | None]:
 @cli.command()
 @click.argument("source", metavar="IN", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Where to write: a rules file (.rules) or rulegen IR JSON (anything else).")
+              help="Where to write: a rules file (.rules), a standard model file that other "
+              "runtimes score (docs/INTERCHANGE.md) or rulegen IR JSON (anything else).")
 @click.option("--flat", is_flag=True, help="Rules output: one IF ... THEN rule per leaf, for "
               "reading (a view: rulegen cannot read it back).")
-def convert(source, output, flat):
-    """Convert a model between formats: to a rules file (.rules) or to IR JSON.
+@click.option("--approximate", is_flag=True, help="Standard model files: write what the format "
+              "can only approximate instead of refusing, and say what and by how much.")
+def convert(source, output, flat, approximate):
+    """Convert a model between formats: to a rules file (.rules), to IR JSON, or to a standard
+    model file that other runtimes score.
 
     IN may be a rules file, rulegen IR JSON, an XGBoost model (JSON or UBJSON) or a
     LightGBM text model; the format is detected from the content. The result predicts
     exactly what IN predicts (docs/IMPORTERS.md lists the few measured exceptions for
-    imported models' probabilities).
+    imported models' probabilities); a standard format that cannot say something exactly is
+    refused with the reason, unless --approximate is given.
 
     \b
     Examples:
@@ -246,13 +251,21 @@ def convert(source, output, flat):
       rulegen convert model.rules -o model.json
       rulegen convert model.json -o flat.rules --flat   # one rule per leaf
     """
+    from rulegen.exporters import EXPORTERS
     from rulegen.modelio import load_model, save_model
 
     if flat and not output.endswith(".rules"):
         raise click.BadParameter("--flat writes the rules language; name the output *.rules",
                                  param_hint="--flat")
+    exported = Path(output).suffix.lower() in EXPORTERS
+    if approximate and not exported:
+        raise click.BadParameter("only standard model files (" + ", ".join(sorted(EXPORTERS))
+                                 + ") can be approximate; IR JSON and rules are always exact",
+                                 param_hint="--approximate")
     model = load_model(source)
-    save_model(model, output, flat=flat)
+    notes = save_model(model, output, flat=flat, approximate=approximate)
+    for note in notes:
+        say(f"{output}: approximate: {note}")
     say(f"{source}: {summary(model)}; wrote {output}")
 
 

@@ -85,9 +85,17 @@ def _is_ubjson(raw: bytes) -> bool:
     return raw[:1] == b"{" and raw[1:2] not in (b'"', b"}", b" ", b"\n", b"\r", b"\t", b"")
 
 
-def save_model(model: Model, path: str | Path, *, flat: bool = False) -> None:
-    """IR JSON, or the rules language when the path ends in ``.rules``."""
+def save_model(model: Model, path: str | Path, *, flat: bool = False,
+               approximate: bool = False) -> list[str]:
+    """IR JSON, the rules language when the path ends in ``.rules``, or a standard model file
+    when its suffix is an exporter's (``rulegen.exporters``); returns the exporter's notes."""
+    from rulegen.exporters import EXPORTERS, export
+
     path = Path(path)
+    if path.suffix.lower() in EXPORTERS:
+        data, notes = export(model, path.suffix.lower(), approximate=approximate)
+        write_files({path: data})
+        return notes
     if path.suffix == ".rules":
         from rulegen import dsl
 
@@ -95,9 +103,10 @@ def save_model(model: Model, path: str | Path, *, flat: bool = False) -> None:
     else:
         text = serialize.dumps(model)
     write_files({path: text})
+    return []
 
 
-def write_files(files: dict[Path, str]) -> None:
+def write_files(files: dict[Path, str | bytes]) -> None:
     """Write every file or none: each goes to a temporary file beside its destination,
     and only when all are written are they renamed into place."""
     staged: list[tuple[str, Path]] = []
@@ -114,8 +123,12 @@ def write_files(files: dict[Path, str]) -> None:
             except OSError as e:
                 raise RulegenError(f"{dest}: cannot write: {e.strerror or e}") from None
             staged.append((tmp, dest))
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(text)
+            if isinstance(text, bytes):
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(text)
+            else:
+                with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                    fh.write(text)
             # mkstemp creates 0600; the file gets what a plain open() would have given it:
             # the mode of the file it replaces, else 0666 less the umask
             os.chmod(tmp, _mode_for(dest))

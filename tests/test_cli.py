@@ -398,3 +398,13 @@ def test_csv_keeps_cr_lf_inside_quoted_fields_and_counts_their_lines(tmp_path, c
     data.write_bytes(b'x,"the\r\ntarget"\r\n1,"a\r\nb"\r\n2,c\r\n3,a\r\nz,c\r\n4,c\r\n')
     code, _, err = run(capsys, "fit", data, "--target", "the\r\ntarget", "-o", tmp_path / "m.rules")
     assert code == 2 and f"{data}:7: column 'x': 'z' is not a number" in err, err
+
+
+def test_convert_approximate_only_for_standard_files(iris_model, tmp_path, capsys):
+    """IR JSON and rules are always exact, so --approximate there is a usage error, and the
+    output is not written."""
+    out = tmp_path / "copy.json"
+    code, _, err = run(capsys, "convert", iris_model, "-o", out, "--approximate")
+    assert code == 2 and "--approximate" in err and not out.exists()
+    code, _, err = run(capsys, "convert", iris_model, "-o", out)
+    assert code == 0 and load_model(out) == load_model(iris_model)
