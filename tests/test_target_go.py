@@ -15,6 +15,7 @@ import re
 import shutil
 import warnings
 
+import imported_models as imported
 import irfixtures as F
 import numpy as np
 import pytest
@@ -105,57 +106,22 @@ def _cases() -> dict[str, tuple[Model, np.ndarray, dict]]:
 
 
 def _imported_cases() -> dict:
-    """The imported models the C target's tests use, trained here as they train them (cheap:
-    small data, one thread); none when a library is missing (test_imported_models says so)."""
+    """Every language's imported models (tests/imported_models.py), and the scikit-learn
+    importer tests' models; a missing library leaves its models out (test_imported_models
+    says so)."""
     cases = {}
     try:
-        import test_import_lightgbm as tl
         import test_import_sklearn as ts
-        import test_import_xgboost as tx
     except ImportError:
+        ts = None
+    for name, (model, X) in imported.imported_models().items():
+        cases[name] = (model, X, {})
+    if ts is None:
         return cases
     for name in sorted(ts.CASES):
         est, Xfit = ts._fit(name)
         model = ts.from_sklearn(est)
         cases["sk_" + name.replace("-", "_")] = (model, ts.to_codes(model, ts.probe_rows(est, Xfit, ts.CASES[name][3])), {})
-    rng, X, X0 = tx.data(1, nan=0.15)
-    y = (X0[:, 0] + X0[:, 1] * X0[:, 2] + np.isnan(X[:, 3]) > 0.3).astype(int)
-    b = tx.train({"objective": "binary:logistic", "max_depth": 4, "eta": 0.3}, X, y, 40)
-    model = tx.imp.from_booster(b)
-    cases["xgb_binary"] = (model, tx.probes(model, X, rng), {})
-    rng, X, X0 = tx.data(2, n=500, nan=0.05)
-    y = np.digitize(X0[:, 0] + 0.5 * X0[:, 1], [-0.8, 0.0, 0.8])
-    b = tx.train({"objective": "multi:softprob", "num_class": 4, "max_depth": 3, "eta": 0.4}, X, y, 15)
-    model = tx.imp.from_booster(b)
-    cases["xgb_softprob"] = (model, tx.probes(model, X, rng, limit=1000), {})
-    rng, X, X0 = tx.data(4, nan=0.05)
-    b = tx.train({"objective": "count:poisson", "max_depth": 4, "eta": 0.3}, X, rng.poisson(np.exp(0.8 * X0[:, 0])), 30)
-    model = tx.imp.from_booster(b)
-    cases["xgb_poisson"] = (model, tx.probes(model, X, rng), {})
-    rng = np.random.default_rng(5)
-    n = 600
-    X = np.c_[rng.normal(size=n), rng.integers(0, 8, n), rng.integers(0, 3, n), rng.normal(size=n)]
-    X[rng.random(n) < 0.1, 1] = np.nan
-    y = (np.isin(X[:, 1], [1, 4, 6]) ^ (X[:, 2] == 2) | (X[:, 0] > 1)).astype(int)
-    b = tx.train({"objective": "binary:logistic", "max_depth": 4, "max_cat_to_onehot": 1}, X, y, 25,
-                 feature_types=["q", "c", "c", "q"], enable_categorical=True)
-    model = tx.imp.from_booster(b)
-    cases["xgb_categorical"] = (model, tx.probes(model, X, rng), {})
-    rng, X = tl._data()
-    X[rng.random(500) < 0.25, 0] = np.nan
-    y = (np.nan_to_num(X[:, 0], nan=2.0) + X[:, 3] / 3 + rng.normal(size=500) * 0.3 > 0.5).astype(int)
-    b = tl.lgb.train({"objective": "binary", "num_leaves": 15, **tl.QUIET}, tl.lgb.Dataset(X, y), 40)
-    model = tl.lgbi.from_booster(b)
-    cases["lgb_binary"] = (model, tl.probe_rows(X, b.model_to_string()), {})
-    rng, X = tl._data(600, 1)
-    X[:, 2] = rng.integers(0, 12, 600)
-    y = np.array(["ant", "bee", "cat", "dog"])[(np.isin(X[:, 2], [1, 4, 9]) * 2 + (X[:, 0] > 0)) % 4]
-    est = tl.lgb.LGBMClassifier(n_estimators=25, num_leaves=8, min_child_samples=5, min_data_per_group=5,
-                                cat_smooth=1, **tl.QUIET)
-    est.fit(X, y, categorical_feature=[2])
-    model = tl.lgbi.from_booster(est)
-    cats = {2: len(model.features[2].categories)}
-    cases["lgb_multiclass"] = (model, tl.probe_rows(X, est.booster_.model_to_string(), cats), {})
     return cases
 
 
@@ -238,10 +204,11 @@ def test_exact(runs, case):
 def test_imported_models(runs):
     """XGBoost, LightGBM and scikit-learn models are in the build (their results: test_exact)."""
     cases = runs[0]
-    if not any(name.startswith("xgb_") for name in cases):
-        pytest.skip("xgboost, lightgbm or scikit-learn is not installed")
-    assert {"xgb_binary", "xgb_softprob", "lgb_multiclass", "sk_rfc_binary", "sk_hgbc_3_categorical"} <= set(cases)
-    assert cases["xgb_binary"][0].dtype == "float32" and cases["lgb_binary"][0].link == "sigmoid"
+    for lib in imported.LIBRARIES:
+        pytest.importorskip(lib)
+        assert not imported.missing(cases, lib), lib
+    assert {"sk_rfc_binary", "sk_hgbc_3_categorical"} <= set(cases)
+    assert cases["xgb_binary"][0].dtype == "float32" and cases["lgbm_binary"][0].link == "sigmoid"
 
 
 def test_forms_used(runs):

@@ -10,8 +10,8 @@ import functools
 import math
 import subprocess
 import sys
-import warnings
 
+from imported_models import LIBRARIES, imported_models, installed
 import irfixtures
 import numpy as np
 import pytest
@@ -47,38 +47,6 @@ def escape_model() -> Model:
     return validate(dataclasses.replace(base, features=feats))
 
 
-def _imported() -> dict:
-    """XGBoost, LightGBM and scikit-learn models, imported as the C tests import them."""
-    out = {}
-    rng = np.random.default_rng(7)
-    X = rng.normal(size=(300, 5))
-    X[rng.random(X.shape) < 0.1] = np.nan
-    X0 = np.nan_to_num(X)
-    y = (X0[:, 0] + X0[:, 1] * X0[:, 2] > 0.2).astype(int)
-    y3 = np.digitize(X0[:, 0] + 0.5 * X0[:, 1], [-0.5, 0.5])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import xgboost as xgb
-        from rulegen.importers import xgboost as xi
-        for name, params, target in (("xgb_binary", {"objective": "binary:logistic"}, y),
-                                     ("xgb_softprob", {"objective": "multi:softprob", "num_class": 3}, y3),
-                                     ("xgb_poisson", {"objective": "count:poisson"}, y3)):
-            b = xgb.train({"nthread": 1, "seed": 0, "max_depth": 4, "eta": 0.3, **params},
-                          xgb.DMatrix(X, target, nthread=1), 20)
-            out[name] = (xi.from_booster(b), X)
-        import lightgbm as lgb
-        from rulegen.importers import lightgbm as li
-        est = lgb.LGBMClassifier(n_estimators=20, num_leaves=8, verbose=-1, n_jobs=1).fit(X, y3)
-        out["lgbm_multiclass"] = (li.from_booster(est), X)
-        from sklearn import ensemble
-        from rulegen.importers.sklearn import from_sklearn
-        rf = ensemble.RandomForestClassifier(n_estimators=10, max_depth=6, random_state=0, n_jobs=1).fit(X0, y3)
-        gb = ensemble.GradientBoostingClassifier(n_estimators=15, max_depth=3, random_state=0).fit(X0, y)
-        out["sk_forest"] = (from_sklearn(rf), X0)
-        out["sk_gbdt"] = (from_sklearn(gb), X0)
-    return out
-
-
 def _cases() -> dict:
     """name -> (model, rows). Built once; the names are fixed so pytest can list them."""
     cases = {}
@@ -95,15 +63,14 @@ def _cases() -> dict:
     cases["escapes"] = (escape_model(), None)
     cases["chain_2500"] = (irfixtures.chain(2500), "limit")
     cases["big_ensemble_1000"] = (irfixtures.big_ensemble(1000), "limit")
-    for name, (model, X) in _imported().items():
-        cases[name] = (model, np.vstack([X, irfixtures.probe_rows(model, limit=1500)]))
+    cases.update(imported_models())
     return cases
 
 
 CASE_NAMES = ([n for m in irfixtures.all_models() for n in (m, m + "_flipped")]
               + [f"random_{s}" for s in RANDOM_SEEDS] + [f"random_{s}_flipped" for s in F32_SEEDS]
               + ["hostile", "hostile_f32", "escapes", "chain_2500", "big_ensemble_1000",
-                 "xgb_binary", "xgb_softprob", "xgb_poisson", "lgbm_multiclass", "sk_forest", "sk_gbdt"])
+                 *[name for lib, names in LIBRARIES.items() if installed(lib) for name in names]])
 
 
 @functools.lru_cache(maxsize=1)

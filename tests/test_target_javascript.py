@@ -12,9 +12,9 @@ import re
 import subprocess
 import sys
 import time
-import warnings
 from pathlib import Path
 
+from imported_models import LIBRARIES, imported_models, missing
 import irfixtures as F
 import numpy as np
 import pytest
@@ -43,49 +43,6 @@ def _f32_variant(model: Model) -> Model | None:
         return None
 
 
-def _imported() -> dict[str, tuple[Model, np.ndarray]]:
-    """XGBoost, LightGBM and scikit-learn models as the importers give them (each importer's
-    own tests hold them to the library; here they only need to match the evaluator)."""
-    out: dict = {}
-    rng = np.random.default_rng(7)
-    X = rng.normal(size=(300, 5))
-    X[rng.random(X.shape) < 0.1] = np.nan
-    X0 = np.nan_to_num(X)
-    y = (X0[:, 0] + X0[:, 1] * X0[:, 2] > 0.2).astype(int)
-    y3 = np.digitize(X0[:, 0] + 0.5 * X0[:, 1], [-0.5, 0.5])
-    try:
-        import xgboost as xgb
-        from rulegen.importers import xgboost as ximp
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for name, params, target in (
-                    ("xgb_binary", {"objective": "binary:logistic", "max_depth": 4}, y),
-                    ("xgb_softprob", {"objective": "multi:softprob", "num_class": 3, "max_depth": 3}, y3),
-                    ("xgb_poisson", {"objective": "count:poisson", "max_depth": 3}, y3)):
-                b = xgb.train({"nthread": 1, "seed": 0, **params}, xgb.DMatrix(X, target, nthread=1), 20)
-                out[name] = ximp.from_booster(b)
-    except ImportError:
-        pass
-    try:
-        import lightgbm as lgb
-        from rulegen.importers import lightgbm as limp
-        b = lgb.train({"objective": "binary", "num_leaves": 8, "verbose": -1, "num_threads": 1},
-                      lgb.Dataset(X, y), 20)
-        out["lgbm_binary"] = limp.from_booster(b)
-    except ImportError:
-        pass
-    try:
-        from sklearn import ensemble
-        from rulegen.importers.sklearn import from_sklearn
-        rf = ensemble.RandomForestClassifier(n_estimators=10, max_depth=6, random_state=0, n_jobs=1)
-        out["sklearn_forest"] = from_sklearn(rf.fit(X0, y3))
-        gb = ensemble.GradientBoostingClassifier(n_estimators=10, max_depth=3, random_state=0)
-        out["sklearn_gbdt"] = from_sklearn(gb.fit(X0, y))
-    except ImportError:
-        pass
-    return {k: (m, F.probe_rows(m, limit=1500)) for k, m in out.items()}
-
-
 def _cases() -> dict[str, tuple[Model, np.ndarray]]:
     cases = {}
     for name, model in F.all_models().items():
@@ -102,7 +59,7 @@ def _cases() -> dict[str, tuple[Model, np.ndarray]]:
     cases["chain_2500"] = (F.chain(2500), F.probe_rows(F.chain(2500), limit=500))
     big = F.big_ensemble(1000)
     cases["big_ensemble_1000"] = (big, F.probe_rows(big, limit=300))
-    cases.update(_imported())
+    cases.update(imported_models())
     return cases
 
 
@@ -248,16 +205,12 @@ def test_random_models_exact(run):
         check_case(key, *run["cases"][key], run["results"][key])
 
 
-_IMPORTED = {"xgboost": ("xgb_binary", "xgb_softprob", "xgb_poisson"), "lightgbm": ("lgbm_binary",),
-             "sklearn": ("sklearn_forest", "sklearn_gbdt")}
-
-
-@pytest.mark.parametrize("lib", sorted(_IMPORTED))
+@pytest.mark.parametrize("lib", sorted(LIBRARIES))
 def test_imported_models_exact(run, lib):
     """Every model of each installed library (CI installs them all) is among the cases, exact."""
     pytest.importorskip(lib)
-    for key in _IMPORTED[lib]:
-        assert key in run["cases"], key
+    assert not missing(run["cases"], lib)
+    for key in LIBRARIES[lib]:
         check_case(key, *run["cases"][key], run["results"][key])
 
 

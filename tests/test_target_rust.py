@@ -13,6 +13,7 @@ import dataclasses
 import re
 import warnings
 
+from imported_models import LIBRARIES, imported_models, missing
 import irfixtures
 import numpy as np
 import pytest
@@ -80,64 +81,6 @@ def _f32_variant(model: Model) -> Model:
     return validate(dataclasses.replace(model, dtype="float32"))
 
 
-def _imported() -> dict[str, tuple[Model, np.ndarray]]:
-    """XGBoost, LightGBM and scikit-learn models, as the C target's importer tests build them
-    (small, so cheap); a library that is missing leaves its models out, and
-    test_imported_models_are_in_the_cases then skips, saying which."""
-    out: dict = {}
-    rng = np.random.default_rng(11)
-    X = rng.normal(size=(400, 5))
-    X[rng.random(X.shape) < 0.15] = np.nan
-    X0 = np.nan_to_num(X)
-    y = (X0[:, 0] + X0[:, 1] * X0[:, 2] + np.isnan(X[:, 3]) > 0.3).astype(int)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            import xgboost as xgb
-
-            from rulegen.importers import xgboost as xi
-            params = {"nthread": 1, "seed": 0, "max_depth": 4, "eta": 0.3}
-            b = xgb.train({**params, "objective": "binary:logistic"}, xgb.DMatrix(X, y, nthread=1), 40)
-            out["xgb_binary"] = xi.from_booster(b)
-            y4 = np.digitize(X0[:, 0] + 0.5 * X0[:, 1], [-0.8, 0.0, 0.8])
-            b = xgb.train({**params, "objective": "multi:softprob", "num_class": 4, "max_depth": 3},
-                          xgb.DMatrix(X, y4, nthread=1), 15)
-            out["xgb_softprob"] = xi.from_booster(b)
-            b = xgb.train({**params, "objective": "count:poisson"}, xgb.DMatrix(X, np.abs(X0[:, 0]) * 3,
-                                                                               nthread=1), 20)
-            out["xgb_poisson"] = xi.from_booster(b)
-        except ImportError:
-            pass
-        try:
-            import lightgbm as lgb
-
-            from rulegen.importers import lightgbm as li
-            Xc = X.copy()
-            Xc[:, 4] = rng.integers(0, 8, len(Xc))
-            est = lgb.LGBMClassifier(n_estimators=25, num_leaves=8, min_child_samples=5,
-                                     min_data_per_group=5, cat_smooth=1, verbose=-1, n_jobs=1)
-            est.fit(Xc, (np.isin(Xc[:, 4], [1, 4]) + (X0[:, 0] > 0) + (X0[:, 1] > 1)) % 3,
-                    categorical_feature=[4])
-            out["lgbm_multiclass_categorical"] = li.from_booster(est)
-        except ImportError:
-            pass
-        try:
-            from sklearn.ensemble import (
-                HistGradientBoostingClassifier,
-                RandomForestClassifier,
-            )
-
-            from rulegen.importers.sklearn import from_sklearn
-            rf = RandomForestClassifier(n_estimators=15, max_depth=6, random_state=0).fit(X0, y)
-            out["sklearn_forest"] = from_sklearn(rf)
-            hgb = HistGradientBoostingClassifier(max_iter=20, random_state=0).fit(X, y)
-            out["sklearn_hgb"] = from_sklearn(hgb)
-        except ImportError:
-            pass
-    return {k: (m, np.vstack([X[:, :len(m.features)], irfixtures.probe_rows(m, n_random=50)]))
-            for k, m in out.items()}
-
-
 def cases() -> dict[str, tuple[Model, np.ndarray]]:
     out = {}
     for name, model in irfixtures.all_models().items():
@@ -160,7 +103,7 @@ def cases() -> dict[str, tuple[Model, np.ndarray]]:
     out["big_ensemble_1000"] = (irfixtures.big_ensemble(1000), None)
     for name in ("chain_2500", "big_ensemble_1000"):
         out[name] = (out[name][0], irfixtures.probe_rows(out[name][0], limit=600))
-    out.update(_imported())
+    out.update(imported_models())
     return out
 
 
@@ -218,13 +161,11 @@ def expected(model: Model, X: np.ndarray) -> dict:
                 "class": ev.predict_class_index(model, X) if classifier else None}
 
 
-@pytest.mark.parametrize("lib, names", [("xgboost", ["xgb_binary", "xgb_softprob", "xgb_poisson"]),
-                                         ("lightgbm", ["lgbm_multiclass_categorical"]),
-                                         ("sklearn", ["sklearn_forest", "sklearn_hgb"])])
-def test_imported_models_are_in_the_cases(lib, names):
+@pytest.mark.parametrize("lib", sorted(LIBRARIES))
+def test_imported_models_are_in_the_cases(lib):
     """The cases hold every imported model whose library is installed (CI installs them all)."""
     pytest.importorskip(lib)
-    assert set(names) <= set(CASES)
+    assert not missing(CASES, lib)
 
 
 @pytest.mark.parametrize("case", list(CASES))
