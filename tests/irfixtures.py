@@ -69,6 +69,15 @@ def regressor() -> Model:
     return validate(Model(feats, Target("regression", "y"), (Tree(nodes),), (0.0,)))
 
 
+def constant_trees() -> Model:
+    """Trees that are one leaf, before and among split trees, from a zero base: each must add
+    to the sum (the SQL once kept only the last of several leading constant trees)."""
+    split = (Split(NumericTest(0, "<=", 0.5), (1, 2), DefaultChild(1)), Leaf((1.0,)), Leaf((2.0,)))
+    trees = tuple(Tree(n) for n in ((Leaf((-0.0,)),), (Leaf((1.5,)),), (Leaf((0.25,)),), split,
+                                    (Leaf((0.125,)),)))
+    return validate(Model((Feature("x0"),), Target("regression", "y"), trees, (0.0,)))
+
+
 def _random_tree(rng, n_features: int, max_depth: int, width: int, output=None,
                  dtype="float64", scale=1.0) -> Tree:
     """A random binary numeric tree, built breadth-first (ids increase downwards)."""
@@ -236,6 +245,7 @@ def all_models() -> dict[str, Model]:
     return {
         "classifier": classifier(),
         "regressor": regressor(),
+        "constant_trees": constant_trees(),
         "sigmoid_ensemble": sigmoid_ensemble(),
         "softmax_f32": softmax_ensemble("float32"),
         "softmax_f64": softmax_ensemble("float64"),

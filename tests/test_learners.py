@@ -250,3 +250,24 @@ def test_dataframe_columns_are_read_by_name(name):
     with pytest.raises(ValueError, match=r"(?s)unseen at fit time:\n- d\n.*yet now missing:\n- b\n"
                                          r".*pass the columns"):
         est.predict(df.drop(columns="b").assign(d=0.0))
+
+
+@pytest.mark.parametrize("name", sorted(n for n, info in CATALOG.items() if info.classifier))
+def test_constant_target_gives_a_constant_model(capsys, tmp_path, name):
+    """One class in the target: every learner (the boosted ones too, which once refused) fits
+    a model that predicts that class with probability 1 on every row, in every target."""
+    data, _target, extra = CLASSIFY[name]
+    rows = list(csv.reader(data.open()))
+    path = tmp_path / "constant.csv"
+    with path.open("w", newline="") as fh:
+        csv.writer(fh).writerows([rows[0] + ["kind"]] + [r + ["same"] for r in rows[1:]])
+    out = tmp_path / "model.json"
+    ignore = ["--ignore", rows[0][-1]]
+    code, _, err = run(capsys, "fit", path, "--target", "kind", "--algorithm", name, *ignore,
+                       *extra, "-o", out)
+    assert code == 0, err
+    model = load_model(out)
+    assert model.target.classes == ("same",)
+    X = feature_matrix(model, read_csv(path))
+    assert np.array_equal(evaluate.predict_proba(model, X), np.ones((len(X), 1)))
+    assert_targets_exact(model, X)

@@ -220,9 +220,8 @@ class BoostingEstimator(Estimator):
         w, _ = self._check_weights(sample_weight, n)
         if target.task == "classification":
             n_classes = len(target.classes)
-            if n_classes < 2:
-                raise LearnerError("boosting needs at least two classes in y, got one class: "
-                                   f"{list(target.classes)!r}")
+            if n_classes < 2:  # nothing to boost: the constant model every learner gives
+                return self._fit_constant(names, cat_labels, target, fitted, w, n)
             Y = (T[:, None] == np.arange(n_classes)).astype(np.float64)
             if n_classes == 2:
                 Y = Y[:, 1:]
@@ -268,6 +267,21 @@ class BoostingEstimator(Estimator):
         self.train_score_ = np.asarray(result.train_loss)
         self.validation_score_ = np.asarray(result.validation_loss)
         self.best_iteration_ = result.best_round
+        return self
+
+    def _fit_constant(self, names, cat_labels, target, fitted, w, n):
+        """One class in y: one leaf that gives it probability 1 (as CART, C4.5 and the forest
+        do), no boosting rounds."""
+        total = float(w.sum())
+        leaf = Leaf((1.0,), samples=total, distribution=(total,), impurity=0.0)
+        self.model_ = make_model(names, cat_labels, target, Tree((leaf,)), self._algorithm,
+                                 self.get_params(), n)
+        self._set_fitted(fitted, names)
+        self.loss_ = None
+        self.n_estimators_ = 0
+        self.train_score_ = np.zeros(0)
+        self.validation_score_ = np.zeros(0)
+        self.best_iteration_ = None
         return self
 
     def get_depth(self) -> int:  # the deepest tree of the ensemble

@@ -265,6 +265,7 @@ class Query:
         one_per_step = self.f32 and not d.float32_type
         per_step = 1 if one_per_step else d.trees_per_step
         many = len(plans) > per_step
+        summed: set[int] = set()  # outputs whose sum holds a tree (a constant tree has no refs)
         t0 = 0
         while t0 < len(plans):
             t1, width = t0, 0
@@ -286,10 +287,12 @@ class Query:
                     if k in plans[t][1]:
                         part = plans[t][1][k]
                         base = float(self.rnd(m.base_score[k])).hex()
-                        if not refs and (base == "-0x0.0p+0" or part.plain and base == "0x0.0p+0"):
+                        if k not in summed and (base == "-0x0.0p+0"
+                                                or part.plain and base == "0x0.0p+0"):
                             expr = part.expr  # -0.0 + c is c, and 0.0 + c unless c is -0.0
                         else:
                             expr, pending = self._add(expr, pending, part.expr)
+                        summed.add(k)
                         refs, cost = refs | part.refs, cost + part.cost
                 step.cols.append(Col(self.p(f"a{k}"), expr, refs, cost=cost))
                 acc[k] = (self.q(self.p(f"a{k}")), frozenset({self.p(f"a{k}")}), pending)
