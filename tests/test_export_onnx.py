@@ -12,11 +12,11 @@ import pytest
 pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
-from rulegen.cli import main  # noqa: E402
-from rulegen.errors import UnsupportedFeatureError  # noqa: E402
-from rulegen.exporters import onnx as onnx_export  # noqa: E402
-from rulegen.ir import evaluate, serialize  # noqa: E402
-from rulegen.ir.nodes import (  # noqa: E402
+from rulegen.cli import main
+from rulegen.errors import UnsupportedFeatureError
+from rulegen.exporters import onnx as onnx_export
+from rulegen.ir import evaluate, serialize
+from rulegen.ir.nodes import (
     Blend,
     CategoricalTest,
     DefaultChild,
@@ -31,7 +31,7 @@ from rulegen.ir.nodes import (  # noqa: E402
     Target,
     Tree,
 )
-from rulegen.ir.validate import validate  # noqa: E402
+from rulegen.ir.validate import validate
 
 
 def bits(a):

@@ -15,19 +15,19 @@ pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 pytest.importorskip("skl2onnx")
 
-from sklearn.ensemble import (  # noqa: E402
+from sklearn.ensemble import (
     ExtraTreesClassifier,
     GradientBoostingRegressor,
     RandomForestClassifier,
     RandomForestRegressor,
 )
-from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: E402
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-from rulegen.cli import main  # noqa: E402
-from rulegen.errors import UnsupportedFeatureError  # noqa: E402
-from rulegen.exporters.onnx import session  # noqa: E402
-from rulegen.importers import onnx as onnx_import  # noqa: E402
-from rulegen.ir import evaluate  # noqa: E402
+from rulegen.cli import main
+from rulegen.errors import UnsupportedFeatureError
+from rulegen.exporters.onnx import session
+from rulegen.importers import onnx as onnx_import
+from rulegen.ir import evaluate
 
 
 def _data(seed=0, n=300, nan=True):

@@ -34,10 +34,10 @@ import math
 
 import numpy as np
 
+from rulegen.codegen.lower import leaf_contribution, total_weight, vote_index
 from rulegen.errors import ModelFormatError
 from rulegen.exporters.onnx_trees import Arrays, add_tree, refuse
 from rulegen.ir.nodes import Model
-from rulegen.codegen.lower import leaf_contribution, total_weight, vote_index
 
 OPSET, ML_OPSET, IR_VERSION = 21, 5, 10  # ai.onnx.ml 5 (TreeEnsemble) came with opset 21, IR 10
 _LINK_OPS = {"sigmoid": "Sigmoid", "exp": "Exp", "softmax": "Softmax"}
@@ -187,22 +187,22 @@ def _ensemble(helper, model: Model, a: Arrays, x: str, out: str, ttype: int):
     def tensor(name, values, dtype=ttype):
         return helper.make_tensor(name, dtype, [len(values)], values)
 
-    kw = dict(
-        aggregate_function=1,  # SUM
-        post_transform=0,  # NONE
-        n_targets=model.n_raw,
-        tree_roots=a.roots,
-        nodes_featureids=a.featureids,
-        nodes_modes=tensor("nodes_modes", a.modes, TensorProto.UINT8),
-        nodes_splits=tensor("nodes_splits", a.splits),
-        nodes_truenodeids=a.truenodeids,
-        nodes_trueleafs=a.trueleafs,
-        nodes_falsenodeids=a.falsenodeids,
-        nodes_falseleafs=a.falseleafs,
-        nodes_missing_value_tracks_true=a.tracks_true,
-        leaf_targetids=a.leaf_targetids,
-        leaf_weights=tensor("leaf_weights", a.leaf_weights),
-    )
+    kw = {
+        "aggregate_function": 1,  # SUM
+        "post_transform": 0,  # NONE
+        "n_targets": model.n_raw,
+        "tree_roots": a.roots,
+        "nodes_featureids": a.featureids,
+        "nodes_modes": tensor("nodes_modes", a.modes, TensorProto.UINT8),
+        "nodes_splits": tensor("nodes_splits", a.splits),
+        "nodes_truenodeids": a.truenodeids,
+        "nodes_trueleafs": a.trueleafs,
+        "nodes_falsenodeids": a.falsenodeids,
+        "nodes_falseleafs": a.falseleafs,
+        "nodes_missing_value_tracks_true": a.tracks_true,
+        "leaf_targetids": a.leaf_targetids,
+        "leaf_weights": tensor("leaf_weights", a.leaf_weights),
+    }
     if a.membership:
         kw["membership_values"] = tensor("membership_values", a.membership)
     return helper.make_node("TreeEnsemble", [x], [out], domain="ai.onnx.ml", **kw)

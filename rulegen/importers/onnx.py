@@ -70,9 +70,11 @@ def loads(data: bytes, source: str = "") -> Model:
     except ImportError:
         raise ModelFormatError(f"{source or 'model'}: reading ONNX needs the onnx package: "
                                "pip install onnx") from None
+    from google.protobuf.message import DecodeError
+
     try:
         proto = onnx.load_model_from_string(data)
-    except Exception:  # protobuf raises its own DecodeError; any failure means "not ONNX"
+    except DecodeError:
         raise ModelFormatError(f"{source or 'model'}: not an ONNX model (protobuf does not parse)") from None
     where = source or "model"
     trees = [n for n in proto.graph.node if n.domain == "ai.onnx.ml" and n.op_type.startswith("TreeEnsemble")]
