@@ -33,7 +33,8 @@ def detect_format(text: str) -> str:
 
 def load_model(path: str | Path) -> Model:
     """Load any model file rulegen reads, detecting the format from the content:
-    rulegen IR JSON, a rules file, XGBoost JSON or UBJSON, or a LightGBM text model."""
+    rulegen IR JSON, a rules file, XGBoost JSON or UBJSON, or a LightGBM text model; an ONNX
+    tree ensemble by its suffix ``.onnx``."""
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -43,6 +44,10 @@ def load_model(path: str | Path) -> Model:
         raise ModelFormatError(f"{path}: is a directory, expected a model file") from None
     except OSError as e:
         raise ModelFormatError(f"{path}: cannot read: {e.strerror or e}") from None
+    if path.suffix.lower() == ".onnx":  # binary protobuf: nothing in the content says "ONNX"
+        from rulegen.importers import onnx
+
+        return onnx.loads(raw, source=str(path))
     if _is_ubjson(raw):
         from rulegen.importers import xgboost
 
