@@ -15,6 +15,7 @@ from rulegen.ir.nodes import Model
 
 # output suffix -> module with ``export(model, *, approximate=False) -> (bytes, list[str])``
 EXPORTERS: dict[str, str] = {
+    ".pmml": "rulegen.exporters.pmml",
 }
 
 
