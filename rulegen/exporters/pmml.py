@@ -58,7 +58,7 @@ def export(model: Model, *, approximate: bool = False) -> tuple[bytes, list[str]
                 raise refuse("dtype", "float32 accumulation (PMML sums in double); pass "
                              "--approximate to write double sums")
             notes.append(_measure_float64(model))
-        body = _ensemble_writer(model)
+        body = _ensemble_writer(model, approximate, notes)
     w = Writer()
     w.lines.append('<?xml version="1.0" encoding="UTF-8"?>')
     w.open("PMML", xmlns=NS, version="4.4")
@@ -243,8 +243,13 @@ def _sum_model(w: Writer, model: Model, names: _Names, k: int, output: str | Non
         if tree.output is not None and tree.output != k:
             continue
         col = 0 if tree.output is not None else k
-        values = {i: leaf_contribution(model, tree, n)[col] for i, n in enumerate(tree.nodes)
-                  if isinstance(n, Leaf)}
+        if model.aggregation == "vote":
+            # the tree's weight where it votes for k, else -0.0, which adds nothing to any sum
+            values = {i: tree.weight if vote_index(n, tree.weight) == k else -0.0
+                      for i, n in enumerate(tree.nodes) if isinstance(n, Leaf)}
+        else:
+            values = {i: leaf_contribution(model, tree, n)[col] for i, n in enumerate(tree.nodes)
+                      if isinstance(n, Leaf)}
         w.open("Segment", id=f"{t}" if model.n_raw == 1 else f"{t}.{k}")
         w.empty("True")
         _regression_tree(w, model, names, tree, values, f"trees[{t}]")
@@ -253,7 +258,7 @@ def _sum_model(w: Writer, model: Model, names: _Names, k: int, output: str | Non
     w.close("MiningModel")
 
 
-def _ensemble_writer(model: Model):
+def _ensemble_writer(model: Model, approximate: bool, notes: list):
     agg, link, task = model.aggregation, model.link, model.target.task
     classes = model.target.classes
     if agg == "sum":
@@ -279,11 +284,15 @@ def _ensemble_writer(model: Model):
     if task == "classification" and model.n_raw != len(classes):
         raise refuse("base_score", f"{model.n_raw} raw output(s) for {len(classes)} classes in a "
                      f"{agg!r} ensemble (PMML averages or counts one probability per class)")
-    if agg == "vote":
-        for t, tree in enumerate(model.trees):
-            if tree.weight != 1.0:
-                raise refuse(f"trees[{t}].weight", "a weighted vote (PMML4S divides weighted votes "
-                             "by the number of trees, not by the weights' sum)")
+    weighted = [t for t, tree in enumerate(model.trees) if tree.weight != 1.0]
+    if agg == "vote" and weighted:
+        if not approximate:
+            raise refuse(f"trees[{weighted[0]}].weight", "a weighted vote exactly (PMML4S divides "
+                         "weightedMajorityVote totals by the number of trees; each class's total "
+                         "over the totals' sum differs from the IR's over the weights' sum in the "
+                         "last place); pass --approximate to write the latter")
+        notes.append(_measure_weighted_vote(model))
+        return lambda w, names: _weighted_vote(w, model, names)
     return lambda w, names: _forest(w, model, names)
 
 
@@ -336,6 +345,34 @@ def _boosted(w: Writer, model: Model, names: _Names, normalization: str | None) 
         w.close("LocalTransformations")
         for s, c in zip(shifted, model.target.classes):
             _table(w, s, c)
+    w.close("RegressionModel")
+    w.close("Segment")
+    w.close("Segmentation")
+    w.close("MiningModel")
+
+
+def _weighted_vote(w: Writer, model: Model, names: _Names) -> None:
+    """Per class the sum of the weights of the trees voting for it (exact, in tree order), then
+    ``simplemax``: each total over the totals' sum (the IR divides by the weights' sum)."""
+    raws = [names.new(f"votes_{k}") for k in range(model.n_raw)]
+    w.open("MiningModel", functionName="classification")
+    _mining_schema(w, model, names)
+    w.open("Segmentation", multipleModelMethod="modelChain")
+    for k, raw in enumerate(raws):
+        w.open("Segment", id=f"votes_{k}")
+        w.empty("True")
+        _sum_model(w, model, names, k, raw)
+        w.close("Segment")
+    w.open("Segment", id="share")
+    w.empty("True")
+    w.open("RegressionModel", functionName="classification", normalizationMethod="simplemax")
+    w.open("MiningSchema")
+    for raw in raws:
+        w.empty("MiningField", name=raw)
+    w.empty("MiningField", name=names.target, usageType="target")
+    w.close("MiningSchema")
+    for raw, c in zip(raws, model.target.classes):
+        _table(w, raw, c)
     w.close("RegressionModel")
     w.close("Segment")
     w.close("Segmentation")
@@ -403,36 +440,63 @@ def _classification_tree(w: Writer, model: Model, names: _Names, tree: Tree, whe
     w.close("TreeModel")
 
 
-# --- approximation: what double sums change --------------------------------------------------
+# --- approximation: measured on probe rows with rulegen's evaluator -----------------------------
+
+
+def _probe(model: Model) -> np.ndarray:
+    from rulegen.verify.probes import probe_rows
+
+    rng = np.random.default_rng(0)
+    rows = rng.normal(size=(64, len(model.features))) * 2
+    for j, f in enumerate(model.features):
+        if f.kind == "categorical":
+            rows[:, j] = rng.integers(0, max(len(f.categories), 1), size=64)
+    return probe_rows(model, rows)
+
+
+def _difference(what: str, a: np.ndarray, b: np.ndarray, n_rows: int) -> str:
+    same = (a == b) | (np.isnan(a) & np.isnan(b))
+    diff = np.abs(a - b)[~same]
+    diff = diff[np.isfinite(diff)]
+    worst = float(diff.max()) if diff.size else 0.0
+    differ = int(np.count_nonzero(~same.all(axis=1)))
+    return (f"{what}: on {n_rows} probe rows the outputs of {differ} differ from the model's, by "
+            f"at most {worst:.3g} (measured with rulegen's evaluator; the scorer's own exp is "
+            "not included)")
 
 
 def _measure_float64(model: Model) -> str:
-    """The largest difference, on probe rows, between the float32 model and the float64 one the
-    file describes (its contributions and base already rounded to float32)."""
-    from rulegen.verify.probes import probe_rows
-
+    """The float32 model against the float64 one the file describes (its contributions and base
+    already rounded to float32)."""
     trees = []
     for tree in model.trees:
         nodes = tuple(Leaf(leaf_contribution(model, tree, n)) if isinstance(n, Leaf) else n
                       for n in tree.nodes)
-        trees.append(Tree(nodes, tree.output, 1.0))
+        trees.append(Tree(nodes, tree.output, 1.0 if model.aggregation != "vote" else tree.weight))
     base = tuple(float(np.float32(b)) for b in model.base_score)
     twin = Model(model.features, model.target, tuple(trees), base, model.aggregation, model.link,
                  "float64")
-    rng = np.random.default_rng(0)
-    p = len(model.features)
-    rows = rng.normal(size=(64, p)) * 2
-    for j, f in enumerate(model.features):
-        if f.kind == "categorical":
-            rows[:, j] = rng.integers(0, max(len(f.categories), 1), size=64)
-    X = probe_rows(model, rows)
+    X = _probe(model)
     with np.errstate(all="ignore"):
         a = evaluate.predict_outputs(model, X).astype(np.float64)
         b = evaluate.predict_outputs(twin, X)
-        diff = np.abs(a - b)
-        diff = diff[np.isfinite(diff)]
-    worst = float(diff.max()) if diff.size else 0.0
-    differ = int(np.count_nonzero(~((a == b) | (np.isnan(a) & np.isnan(b))).all(axis=1)))
-    return (f"float32 accumulation written as double sums: on {len(X)} probe rows {differ} "
-            f"differ, by at most {worst:.3g} (rulegen's evaluator, double link; the scorer's own "
-            "exp is not measured here)")
+    return _difference("float32 accumulation written as double sums", a, b, len(X))
+
+
+def _measure_weighted_vote(model: Model) -> str:
+    """Each class's vote total over the totals' sum (what the file says) against the IR's
+    total over the weights' sum."""
+    X = _probe(model)
+    acc = np.zeros((len(X), model.n_raw))
+    rows = np.arange(len(X))
+    with np.errstate(all="ignore"):
+        for tree in model.trees:
+            c = evaluate.tree_output(tree, X, model.features, model.n_raw)
+            acc[rows, np.argmax(tree.weight * c, axis=1)] += tree.weight
+        total = acc[:, 0].copy()
+        for k in range(1, acc.shape[1]):
+            total = total + acc[:, k]
+        a = evaluate.predict_outputs(model, X).astype(np.float64)
+        b = acc / total[:, None]
+    return _difference("a weighted vote written as each class's weight total over the totals' "
+                       "sum", a, b, len(X))
