@@ -54,11 +54,15 @@ def score(model: Model, pmml: bytes, X: np.ndarray) -> dict:
     ints = [j for j, f in enumerate(model.features) if f.categories and isinstance(f.categories[0], int)]
     out = json.loads(m.call("predict", json.dumps({"columns": names, "data": rows})))
     columns, data = out["columns"], out["data"]
+    if model.target.task == "regression":
+        numbers = [columns.index(next(c for c in columns if c.startswith("predicted_")))]
+    else:
+        numbers = [columns.index(f"probability_{c}") for c in model.target.classes]
     for i, r in enumerate(data):
-        if any(v is None or v == 0 for v in r if not isinstance(v, str)) or any(
-                rows[i][j] is None for j in ints):
+        if any(r[j] is None or r[j] == 0 for j in numbers) or any(rows[i][j] is None for j in ints):
             exact = m.predict({n: (None if isinstance(v, float) and math.isnan(v) else v)
                                for n, v in zip(names, values[i])})
+            exact = dict(exact)
             data[i] = [exact[c] for c in columns]
     return _columns(model, columns, data)
 

@@ -69,8 +69,13 @@ def label_text(label) -> str:
     return str(label)
 
 
+def _indent(depth: int) -> str:
+    return "  " * min(depth, 16)
+
+
 class Writer:
-    """Indented lines of XML."""
+    """Indented lines of XML; indentation stops growing at 16 levels, so a deep tree's file
+    stays linear in its size."""
 
     def __init__(self):
         self.lines: list[str] = []
@@ -81,20 +86,20 @@ class Writer:
         return " ".join(parts)
 
     def open(self, tag: str, **attrs) -> None:
-        self.lines.append("  " * self.depth + f"<{self._tag(tag, attrs)}>")
+        self.lines.append(_indent(self.depth) + f"<{self._tag(tag, attrs)}>")
         self.depth += 1
 
     def close(self, tag: str) -> None:
         self.depth -= 1
-        self.lines.append("  " * self.depth + f"</{tag}>")
+        self.lines.append(_indent(self.depth) + f"</{tag}>")
 
     def empty(self, tag: str, **attrs) -> None:
-        self.lines.append("  " * self.depth + f"<{self._tag(tag, attrs)}/>")
+        self.lines.append(_indent(self.depth) + f"<{self._tag(tag, attrs)}/>")
 
     def text(self, tag: str, body: str, **attrs) -> None:
         body = body.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
         body = body.replace("\r", "&#13;")  # XML parsers turn a raw CR (and CR LF) into LF
-        self.lines.append("  " * self.depth + f"<{self._tag(tag, attrs)}>{body}</{tag}>")
+        self.lines.append(_indent(self.depth) + f"<{self._tag(tag, attrs)}>{body}</{tag}>")
 
     def getvalue(self) -> bytes:
         return ("\n".join(self.lines) + "\n").encode("utf-8")
