@@ -14,9 +14,9 @@ import os
 import tempfile
 
 import numpy as np
+from irfixtures import labels_for
 
 from rulegen.ir.nodes import Model
-from irfixtures import labels_for
 
 # PMML4S builds a tree by recursion per nesting level: the JVM's default stack stops between 600
 # and 1,000 levels, so the gateway pypmml starts gets a bigger one (before its first model).

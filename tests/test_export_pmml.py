@@ -12,15 +12,15 @@ import pytest
 
 pytest.importorskip("pypmml")
 
-import irfixtures as fx  # noqa: E402
-from run_pmml import load, score  # noqa: E402
+import irfixtures as fx
+from run_pmml import load, score
 
-from rulegen.cli import main  # noqa: E402
-from rulegen.errors import UnsupportedFeatureError  # noqa: E402
-from rulegen.exporters import export  # noqa: E402
-from rulegen.exporters.pmml import export as export_pmml  # noqa: E402
-from rulegen.ir import evaluate, serialize  # noqa: E402
-from rulegen.ir.nodes import (  # noqa: E402
+from rulegen.cli import main
+from rulegen.errors import UnsupportedFeatureError
+from rulegen.exporters import export
+from rulegen.exporters.pmml import export as export_pmml
+from rulegen.ir import evaluate, serialize
+from rulegen.ir.nodes import (
     Blend,
     CategoricalTest,
     DefaultChild,
@@ -35,14 +35,14 @@ from rulegen.ir.nodes import (  # noqa: E402
     Target,
     Tree,
 )
-from rulegen.ir.validate import validate  # noqa: E402
+from rulegen.ir.validate import validate
 
 NS = "{http://www.dmg.org/PMML-4_4}"
 # The JVM's exp (PMML4S calls java.lang.Math.exp, which gave fdlibm's results here) against the C
-# library's: the largest differences measured on this module's rows, in units in the last place
-# of the evaluator's output and absolutely.
-EXP_ULPS = 4
-EXP_ABS = 4.5e-16
+# library's: this module's rows differ by at most 2 units in the last place of the evaluator's
+# output and 1.1e-16 absolutely; 4,000 random rows through softmax_f64 reached 3 units.
+EXP_ULPS = 3
+EXP_ABS = 2.3e-16
 
 
 def _same(a, b) -> np.ndarray:
@@ -142,7 +142,7 @@ def test_thresholds_read_back_identical():
     want = set()
     for n in model.trees[0].nodes:
         if isinstance(n, Split):
-            op, b = float64_bound(n.test.op, n.test.threshold, n.test.dtype)
+            b = float64_bound(n.test.op, n.test.threshold, n.test.dtype)[1]
             want.add(b if math.isfinite(b) else float(np.finfo(np.float64).max))
     assert values == want
 
@@ -166,7 +166,7 @@ def test_signed_zeros_in_sums_and_means():
 def test_categories_unseen_missing_and_surrogates():
     """Unseen categories take Split.unseen (or "not in the set"), missing the default child or
     the first present surrogate; integer and text labels."""
-    feats = (Feature("n"), Feature("c", "categorical", ("a", "b b", 'q"t', "d\\")),
+    feats = (Feature("n <&> x"), Feature("c", "categorical", ("a&b<c>", "b b", 'q"t', "d\\")),
              Feature("k", "categorical", (10, 20, 30)))
     nodes = (
         Split(CategoricalTest(1, (0, 2)), (1, 2), Surrogates((
@@ -180,6 +180,15 @@ def test_categories_unseen_missing_and_surrogates():
     X = fx.probe_rows(model)
     check(model, X)
     assert len(set(evaluate.predict_value(model, X)[:, 0])) == 4  # every leaf is reached
+
+
+def test_names_that_collide_with_intermediate_fields():
+    model = fx.sigmoid_ensemble()
+    feats = tuple(Feature(n) for n in ("raw_0", "label", "raw_max", "label_1"))
+    renamed = validate(Model(feats, model.target, model.trees, model.base_score, link="sigmoid"))
+    root = ET.fromstring(check(renamed, fx.probe_rows(renamed, limit=300)))
+    fields = [f.get("name") for f in root.iter(f"{NS}DataField")]
+    assert fields == ["raw_0", "label", "raw_max", "label_1", "label_2"]
 
 
 def test_missing_as_nan_through_py4j():
@@ -223,8 +232,9 @@ def _exportable(model: Model) -> Model:
         link = "sigmoid" if model.n_raw == 1 else "softmax"
     elif link not in ("identity", "exp"):
         link = "identity"
+    dtype = model.dtype if len(trees) == 1 else "float64"  # one tree is exact in float32 too
     return validate(Model(model.features, model.target, tuple(trees), base,
-                          model.aggregation, link, "float64"))
+                          model.aggregation, link, dtype))
 
 
 def test_random_models():

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rulegen.codegen.lower import has_blend, leaf_contribution, vote_index
+from rulegen.codegen.lower import leaf_contribution, vote_index
 from rulegen.exporters.pmml_xml import (
     Writer,
     check_text,
@@ -29,7 +29,7 @@ from rulegen.exporters.pmml_xml import (
     write_tree_nodes,
 )
 from rulegen.ir import evaluate
-from rulegen.ir.nodes import Leaf, Model, Split, Tree
+from rulegen.ir.nodes import Leaf, Model, Tree
 from rulegen.ir.validate import validate
 
 NS = "http://www.dmg.org/PMML-4_4"
@@ -40,14 +40,7 @@ def export(model: Model, *, approximate: bool = False) -> tuple[bytes, list[str]
     validate(model)
     notes: list[str] = []
     _check_text(model)
-    n_trees = len(model.trees)
-    for t, tree in enumerate(model.trees):
-        if has_blend(tree):
-            first = next(i for i, n in enumerate(tree.nodes)
-                         if isinstance(n, Split) and type(n.missing).__name__ == "Blend")
-            raise refuse(f"trees[{t}].nodes[{first}]", "a blended split (C4.5 fractional routing: "
-                         "PMML's aggregateNodes and weightedConfidence do not compute the IR's "
-                         "weighted sum of leaves)")
+    n_trees = len(model.trees)  # blends and oblique tests are refused where their node is written
     if model.target.task == "regression" and model.n_raw != 1:
         raise refuse("target", f"{model.n_raw} regression outputs (a PMML model predicts one target)")
     if n_trees == 1:
@@ -391,7 +384,7 @@ def _table(w: Writer, field: str | None, category) -> None:
 
 
 def _forest(w: Writer, model: Model, names: _Names) -> None:
-    task, classes = model.target.task, model.target.classes
+    task = model.target.task
     method = {"mean": "average", "vote": "majorityVote"}[model.aggregation]
     w.open("MiningModel", functionName=task)
     _mining_schema(w, model, names)
