@@ -191,6 +191,23 @@ def test_names_that_collide_with_intermediate_fields():
     assert fields == ["raw_0", "label", "raw_max", "label_1", "label_2"]
 
 
+@pytest.mark.parametrize("default", [0, 1])
+def test_oblique_splits(default):
+    """Sums in IR order; a NaN sum from infinite inputs (inf*0, inf-inf) takes child 1 as in the
+    IR, a missing input the default child."""
+    f = (Feature("a"), Feature("b"), Feature("c"))
+    nodes = (
+        Split(ObliqueTest((0, 1, 2), (0.1, -0.7, 0.0), "<=", 0.3), (1, 2), DefaultChild(default)),
+        Split(ObliqueTest((1, 1), (1e308, 1e308), "<", math.inf), (3, 4), DefaultChild(default)),
+        Leaf((1.0,)), Leaf((2.0,)), Leaf((3.0,)),
+    )
+    model = validate(Model(f, Target("regression", "y"), (Tree(nodes), Tree(nodes, None, 0.5)),
+                           (0.0,)))
+    X = np.vstack([fx.probe_rows(model), [[math.inf, 1.0, 1.0], [1.0, math.inf, 1.0],
+                                          [1.0, 1.0, -math.inf], [1.0, 1e308, math.nan]]])
+    check(model, X)
+
+
 def test_missing_as_nan_through_py4j():
     """A float NaN is missing like None (the batch path sends null)."""
     model = fx.classifier()
@@ -207,17 +224,17 @@ def test_deep_chain():
 
 
 def _exportable(model: Model) -> Model:
-    """The random model without what PMML refuses: blends become default children, oblique
-    tests their first feature's test, float32 accumulation float64."""
+    """The random model without what PMML refuses: blends and an oblique split's surrogates
+    become default children, oblique surrogates go, and ensembles accumulate in float64 with a
+    link PMML has."""
     trees = []
     for tree in model.trees:
         nodes = []
         for n in tree.nodes:
             if isinstance(n, Split):
                 test, missing = n.test, n.missing
-                if isinstance(test, ObliqueTest):
-                    test = NumericTest(test.features[0], test.op, test.threshold)
-                if isinstance(missing, Blend):
+                if isinstance(missing, Blend) or (isinstance(test, ObliqueTest)
+                                                  and isinstance(missing, Surrogates)):
                     missing = DefaultChild(0)
                 if isinstance(missing, Surrogates):
                     missing = Surrogates(tuple(s for s in missing.surrogates
@@ -332,10 +349,14 @@ def test_refusals():
     _refused(fx.forest("vote"), "weighted vote", "trees[0].weight")
     f = (Feature("x"), Feature("z"))
     leaf = Leaf((1.0,))
-    oblique = Tree((Split(ObliqueTest((0, 1), (1.0, 2.0), "<", 0.5), (1, 2), DefaultChild(0)),
-                    leaf, Leaf((2.0,))))
-    _refused(validate(Model(f, Target("regression", "y"), (oblique,), (0.0,))), "oblique",
-             "trees[0].nodes[0]")
+    oblique = Tree((Split(ObliqueTest((0, 1), (1.0, 2.0), "<", 0.5), (1, 2), Surrogates((
+        Surrogate(NumericTest(0, "<", 0.0), 0),), 1)), leaf, Leaf((2.0,))))
+    _refused(validate(Model(f, Target("regression", "y"), (oblique,), (0.0,))),
+             "oblique split with surrogates", "trees[0].nodes[0]")
+    as_surrogate = Tree((Split(NumericTest(0, "<", 0.5), (1, 2), Surrogates((
+        Surrogate(ObliqueTest((0, 1), (1.0, 2.0), "<", 0.5), 0),), 1)), leaf, Leaf((2.0,))))
+    _refused(validate(Model(f, Target("regression", "y"), (as_surrogate,), (0.0,))),
+             "oblique test as a surrogate", "trees[0].nodes[0].missing.surrogates[0]")
     simple = Tree((Split(NumericTest(0, "<", 0.5), (1, 2), DefaultChild(0)), leaf, Leaf((2.0,))))
     _refused(validate(Model(f, Target("regression", "y", (), 2),
                             (Tree(tuple(Leaf((1.0, 2.0)) if isinstance(n, Leaf) else n

@@ -186,7 +186,8 @@ class _SingleTree:
         w.open("TreeModel", functionName=function, missingValueStrategy="defaultChild",
                noTrueChildStrategy="returnNullPrediction", splitCharacteristic="multiSplit")
         _mining_schema(w, model, names)
-        write_tree_nodes(w, model.trees[0], names.features, model.features, "trees[0]", self.leaf)
+        write_tree_nodes(w, model.trees[0], names.features, model.features, "trees[0]", self.leaf,
+                         names.new)
         w.close("TreeModel")
 
 
@@ -202,7 +203,7 @@ def _regression_tree(w: Writer, model: Model, names: _Names, tree: Tree, values:
     def leaf(node_id, _leaf, here):
         return {"score": number(values[node_id], here)}, lambda w: None
 
-    write_tree_nodes(w, tree, names.features, model.features, where, leaf)
+    write_tree_nodes(w, tree, names.features, model.features, where, leaf, names.new)
     w.close("TreeModel")
 
 
@@ -429,7 +430,7 @@ def _classification_tree(w: Writer, model: Model, names: _Names, tree: Tree, whe
     w.open("TreeModel", functionName="classification", missingValueStrategy="defaultChild",
            noTrueChildStrategy="returnNullPrediction", splitCharacteristic="multiSplit")
     _mining_schema(w, model, names)
-    write_tree_nodes(w, tree, names.features, model.features, where, leaf)
+    write_tree_nodes(w, tree, names.features, model.features, where, leaf, names.new)
     w.close("TreeModel")
 
 

@@ -154,14 +154,25 @@ def binary_pair(test, names, features, unseen, where):
             rest = [c for i, c in enumerate(f.categories) if i not in set(test.categories)]
             return _set(names[test.feature], False, rest), _set(names[test.feature], True, rest)
         return _set(names[test.feature], True, chosen), _set(names[test.feature], False, chosen)
-    raise refuse(where, "an oblique split (no exact PMML predicate is written for it yet)")
+    raise refuse(where, "an oblique test as a surrogate")
 
 
-def child_predicates(split: Split, names, features, where):
+def _oblique_pair(test: ObliqueTest, names, derived: str):
+    """Child 0 when the derived sum compares true. PMML4S reads a NaN sum (from infinite
+    inputs) as missing, so child 1 is "every input present" rather than the complement: a NaN
+    sum then goes to child 1 as in the IR, and only a missing input leaves both UNKNOWN."""
+    present = [_always(names[f]) for f in dict.fromkeys(test.features)]
+    return (numeric_pair(derived, test.op, test.threshold, "float64")[0],
+            present[0] if len(present) == 1 else ("and", present))
+
+
+def child_predicates(split: Split, names, features, where, derived=None):
     """One predicate per child, in child order; PMML4S takes the first child whose predicate is
     true (the same order rule the PMML specification gives)."""
     test = split.test
-    if isinstance(test, (NumericTest, CategoricalTest, ObliqueTest)):
+    if isinstance(test, ObliqueTest):
+        preds = list(_oblique_pair(test, names, derived))
+    elif isinstance(test, (NumericTest, CategoricalTest)):
         preds = list(binary_pair(test, names, features, split.unseen, where))
     elif isinstance(test, IntervalTest):
         field = names[test.feature]
@@ -247,10 +258,47 @@ def _write_set(w: Writer, field: str, is_in: bool, labels: list) -> None:
 # --- one tree ------------------------------------------------------------------------------
 
 
-def write_tree_nodes(w: Writer, tree: Tree, names, features, where: str, leaf_writer) -> None:
-    """The tree's nested <Node> elements, root first, children in order, without recursion.
-    ``leaf_writer(w, node_id, leaf)`` writes a leaf's attributes-free content and returns the
-    Node attributes (score, recordCount) through ``leaf_attrs``."""
+def _oblique_fields(w: Writer, tree: Tree, names, new_name, where: str) -> dict[int, str]:
+    """LocalTransformations holding each oblique split's sum, ((w0*x0 + w1*x1) + ...) in
+    double, left to right: the IR's sum but for its leading 0.0 +, which only turns -0.0 into
+    0.0 and so changes no comparison. Returns {node id: derived field name}."""
+    found: dict[int, str] = {}
+    for node_id, node in enumerate(tree.nodes):
+        if not isinstance(node, Split) or not isinstance(node.test, ObliqueTest):
+            continue
+        here = f"{where}.nodes[{node_id}]"
+        if isinstance(node.missing, Surrogates) and node.missing.surrogates:
+            # PMML4S would read a NaN sum as missing and consult the surrogates; the IR does not
+            raise refuse(here, "an oblique split with surrogates")
+        found[node_id] = new_name(f"oblique_{node_id}")
+    if not found:
+        return found
+    w.open("LocalTransformations")
+    for node_id, name in found.items():
+        test = tree.nodes[node_id].test
+        here = f"{where}.nodes[{node_id}].test.weights"
+        w.open("DerivedField", name=name, optype="continuous", dataType="double")
+        for _ in range(len(test.features) - 1):
+            w.open("Apply", function="+")
+        for i, (f, weight) in enumerate(zip(test.features, test.weights)):
+            w.open("Apply", function="*")
+            w.text("Constant", number(weight, here), dataType="double")
+            w.empty("FieldRef", field=names[f])
+            w.close("Apply")
+            if i:
+                w.close("Apply")
+        w.close("DerivedField")
+    w.close("LocalTransformations")
+    return found
+
+
+def write_tree_nodes(w: Writer, tree: Tree, names, features, where: str, leaf_writer,
+                     new_name) -> None:
+    """The tree's LocalTransformations (oblique sums) and nested <Node> elements, root first,
+    children in order, without recursion. ``leaf_writer(node_id, leaf, where)`` returns the
+    leaf Node's attributes and a function writing its content; ``new_name(base)`` a field name
+    used nowhere else."""
+    derived = _oblique_fields(w, tree, names, new_name, where)
     preds: dict[int, object] = {0: ("true",)}
     stack: list = [("node", 0)]
     while stack:
@@ -268,7 +316,7 @@ def write_tree_nodes(w: Writer, tree: Tree, names, features, where: str, leaf_wr
             body(w)
             w.close("Node")
             continue
-        child_preds = child_predicates(node, names, features, here)
+        child_preds = child_predicates(node, names, features, here, derived.get(node_id))
         default = default_child(node)
         w.open("Node", id=str(node_id), defaultChild=None if default is None else str(default))
         write_predicate(w, preds.pop(node_id))
