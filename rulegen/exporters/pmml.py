@@ -40,7 +40,7 @@ def export(model: Model, *, approximate: bool = False) -> tuple[bytes, list[str]
     validate(model)
     notes: list[str] = []
     _check_text(model)
-    n_trees = len(model.trees)  # blends and oblique tests are refused where their node is written
+    n_trees = len(model.trees)  # blends and the like are refused where their node is written
     if model.target.task == "regression" and model.n_raw != 1:
         raise refuse("target", f"{model.n_raw} regression outputs (a PMML model predicts one target)")
     if n_trees == 1:
