@@ -299,6 +299,8 @@ def test_rulegen_learners():
         CARTClassifier(max_depth=5).fit(X3, y3, **cats).model_,
         CARTRegressor(max_depth=5).fit(X, np.nan_to_num(X[:, 0]) * 2 + y, **cats).model_,
         RandomForestClassifier(n_estimators=5, max_depth=4, random_state=0).fit(X3, y3).model_,
+        RandomForestClassifier(n_estimators=6, max_depth=3, voting="hard", random_state=0).fit(
+            X3, y3).model_,
         RandomForestRegressor(n_estimators=5, max_depth=4, random_state=0).fit(
             X, np.nan_to_num(X[:, 1])).model_,
         GradientBoostingClassifier(n_estimators=8, max_depth=3, random_state=0).fit(X, y).model_,

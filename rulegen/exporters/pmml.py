@@ -420,10 +420,13 @@ def _classification_tree(w: Writer, model: Model, names: _Names, tree: Tree, whe
             return {"score": label_text(classes[vote_index(node, tree.weight)])}, lambda w: None
         values = _no_negative_zero(leaf_contribution(model, tree, node))
         probs = [number(v, here) for v in values]
+        dist = node.distribution if node.distribution and len(node.distribution) == len(classes) \
+            else (0.0,) * len(classes)
 
         def body(w: Writer) -> None:
-            for c, p in zip(classes, probs):
-                w.empty("ScoreDistribution", value=label_text(c), recordCount="0", probability=p)
+            for c, n, p in zip(classes, dist, probs):
+                w.empty("ScoreDistribution", value=label_text(c), recordCount=number(n, here),
+                        probability=p)
 
         return {"score": label_text(classes[int(np.argmax(values))])}, body
 
