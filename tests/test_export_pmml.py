@@ -335,6 +335,22 @@ def test_imported_sklearn_models():
         check(model, fx.probe_rows(model, n_random=40, limit=500))
 
 
+def test_imported_lightgbm_with_categories():
+    lgb = pytest.importorskip("lightgbm")
+    from rulegen.importers.lightgbm import from_booster
+
+    rng = np.random.default_rng(3)
+    X = np.column_stack([rng.integers(0, 12, 400), rng.normal(size=400)]).astype(float)
+    X[rng.random(400) < 0.1, 0] = np.nan
+    y = np.where(np.isin(X[:, 0], [1, 4, 9]), 2, (X[:, 1] > 0.2).astype(int))
+    params = {"objective": "multiclass", "num_class": 3, "num_leaves": 6, "min_data_per_group": 5,
+              "cat_smooth": 1, "verbose": -1, "num_threads": 1, "seed": 0}
+    booster = lgb.train(params, lgb.Dataset(X, y, categorical_feature=[0]), 6)
+    model = from_booster(booster)
+    assert model.features[0].kind == "categorical" and model.link == "softmax"
+    check(model, fx.probe_rows(model, n_random=40, limit=400))
+
+
 # --- refusals and approximations ---------------------------------------------------------------
 
 
@@ -375,6 +391,16 @@ def test_refusals():
              "inf", "trees[0].nodes[2]")
     _refused(validate(Model((Feature("c", "categorical", ("a", 1)),), Target("regression", "y"),
                             (Tree((leaf,)),), (0.0,))), "mixing types", "features[0]")
+    _refused(validate(Model((Feature("c", "categorical", (1, 2**70)),), Target("regression", "y"),
+                            (Tree((leaf,)),), (0.0,))), "beyond 64 bits", "features[0].categories[1]")
+    _refused(validate(Model(f, Target("regression", "y"), (simple, simple), (0.0,),
+                            aggregation="mean", link="exp")), "'exp' link on a 'mean'", "link")
+    pair = Tree(tuple(Leaf((0.5, 0.5)) if isinstance(n, Leaf) else n for n in simple.nodes))
+    _refused(validate(Model(f, Target("classification", "y", ("a", "b")),
+                            (pair, Tree(simple.nodes, 1)), (0.0, 0.0), aggregation="mean")),
+             "a tree feeding one output", "trees[1].output")
+    _refused(validate(Model(f, Target("classification", "y", ("a", "b")), (simple, simple), (0.0,),
+                            aggregation="vote")), "1 raw output(s) for 2 classes", "base_score")
 
 
 def test_approximate_float32_sums():
