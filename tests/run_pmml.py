@@ -18,10 +18,6 @@ from irfixtures import labels_for
 
 from rulegen.ir.nodes import Model
 
-# PMML4S builds a tree by recursion per nesting level: the JVM's default stack stops between 600
-# and 1,000 levels, so the gateway pypmml starts gets a bigger one (before its first model).
-os.environ["JAVA_OPTS"] = (os.environ.get("JAVA_OPTS", "") + " -Xss64m").strip()
-
 
 def _cell(v):
     if isinstance(v, float):
@@ -34,6 +30,11 @@ def _cell(v):
 
 def load(pmml: bytes):
     from pypmml import Model as PModel
+    from pypmml.base import PMMLContext
+
+    # PMML4S builds a tree by recursion per nesting level: the JVM's default stack stops between
+    # 600 and 1,000 levels, so the one JVM pypmml starts (on first use) gets a bigger one.
+    PMMLContext.getOrCreate(java_opts=["-Xss64m"])
 
     with tempfile.NamedTemporaryFile(suffix=".pmml", delete=False) as f:
         f.write(pmml)
