@@ -16,6 +16,7 @@ from rulegen.ir.nodes import Model
 # output suffix -> module with ``export(model, *, approximate=False) -> (bytes, list[str])``
 EXPORTERS: dict[str, str] = {
     ".onnx": "rulegen.exporters.onnx",
+    ".pmml": "rulegen.exporters.pmml",
 }
 
 
