@@ -222,7 +222,7 @@ def test_gbt_classifier(spark, data, tmp_path_factory):
     from pyspark.ml.classification import GBTClassifier
 
     X, _, y2, _ = data
-    fitted = GBTClassifier(maxIter=6, maxDepth=3, seed=5).fit(_frame(spark, X, y2))
+    fitted = GBTClassifier(maxIter=10, maxDepth=3, seed=5).fit(_frame(spark, X, y2))
     model = sparkml.load(_saved(spark, fitted, tmp_path_factory, "gbtc"))
     assert (model.link, model.trees[0].weight, model.trees[1].weight) == ("sigmoid", 2.0, 0.2)
     rows = _rows(model, X)
@@ -315,6 +315,8 @@ def test_bad_model_directories(tree_classifier, tmp_path, capsys):
     other = _copy(path, tmp_path, "logistic")
     _edit_metadata(other, **{"class": "org.apache.spark.ml.classification.LogisticRegressionModel"})
     _one_line_error(capsys, ["compile", other, "--target", "sql"], "LogisticRegressionModel")
+    _edit_metadata(other, **{"class": "org.apache.spark.ml.PipelineModel"})
+    _one_line_error(capsys, ["compile", other, "--target", "sql"], "directory under stages/")
     thr = _copy(path, tmp_path, "thresholds")
     _edit_metadata(thr, thresholds=[0.2, 0.3, 0.5])
     with pytest.raises(UnsupportedFeatureError, match="'thresholds' set"):

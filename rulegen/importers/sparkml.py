@@ -88,8 +88,9 @@ def load(path, *, forest: str = "probability") -> Model:
     cls = meta.get("class")
     if cls not in CLASSES:
         names = ", ".join(c.rsplit(".", 1)[1] for c in CLASSES)
+        hint = "; import the tree model's own directory under stages/" if cls == _PKG + "PipelineModel" else ""
         raise UnsupportedFeatureError(
-            "rulegen IR", f"the Spark ML class {cls!r} (supported: {names})", str(path))
+            "rulegen IR", f"the Spark ML class {cls!r} (supported: {names}){hint}", str(path))
     kind, task = CLASSES[cls]
     params = {**_dict(meta.get("defaultParamMap")), **_dict(meta.get("paramMap"))}
     if "thresholds" in _dict(meta.get("paramMap")):
