@@ -41,6 +41,7 @@ def spark():
                .config("spark.ui.enabled", "false")
                .config("spark.sql.shuffle.partitions", "1")
                .config("spark.default.parallelism", "1")
+               .config("spark.ui.showConsoleProgress", "false")
                .getOrCreate())
     session.sparkContext.setLogLevel("OFF")
     yield session
