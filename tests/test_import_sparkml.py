@@ -347,3 +347,33 @@ def test_missing_pyarrow_is_one_clear_line(tree_classifier, monkeypatch):
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
     with pytest.raises(ModelFormatError, match=r"needs pyarrow \(pip install pyarrow\)"):
         sparkml.load(path)
+
+
+def test_node_rows_in_any_order_and_files_and_older_column_names(forest_classifier, tmp_path):
+    """Spark writes an ensemble's node rows in as many Parquet files as the model's size asks
+    for, in no particular order, and (before 4.0) names the tree metadata columns; the import
+    does not depend on either."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    _, path = forest_classifier
+    want = sparkml.load(path)
+    moved = _copy(path, tmp_path, "moved")
+    part = min((moved / "data").glob("*.parquet"))
+    table = pq.read_table(part)
+    order = np.random.default_rng(0).permutation(table.num_rows)
+    shuffled = table.take(pa.array(order))
+    half = table.num_rows // 2
+    part.unlink()
+    pq.write_table(shuffled.slice(0, half), moved / "data" / "part-00000-a.parquet")
+    pq.write_table(shuffled.slice(half), moved / "data" / "part-00001-b.parquet")
+    meta = min((moved / "treesMetadata").glob("*.parquet"))
+    pq.write_table(pq.read_table(meta).rename_columns(["treeID", "metadata", "weights"]), meta)
+    assert sparkml.load(moved) == want
+    # a tree missing from the data is refused, naming the folder
+    pq.write_table(shuffled.filter(pc.not_equal(shuffled["treeID"], 2)),
+                   moved / "data" / "part-00001-b.parquet")
+    (moved / "data" / "part-00000-a.parquet").unlink()
+    with pytest.raises(ModelFormatError, match="tree ids should be 0..n-1"):
+        sparkml.load(moved)
