@@ -338,6 +338,16 @@ def test_bad_model_directories(tree_classifier, tmp_path, capsys):
     next(r for r in rows if r["id"] == 0)["rightChild"] = 0
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), part)
     _one_line_error(capsys, ["compile", loop, "--target", "sql"], "node 0: child 0 is not a fresh node")
+    # weighted counts whose two largest round to the same probability: Spark predicts class 1
+    # (the larger count), the IR would take class 0
+    tie = _copy(path, tmp_path, "tie")
+    part = min((tie / "data").glob("*.parquet"))
+    rows = table.to_pylist()
+    next(r for r in rows if r["leftChild"] == -1)["impurityStats"] = [
+        500841.3122101236, 500841.31221012364, 416461.8166021848]
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), part)
+    with pytest.raises(UnsupportedFeatureError, match="largest count and largest probability"):
+        sparkml.load(tie)
     assert not list(tmp_path.glob("*.json"))
 
 
