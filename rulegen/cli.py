@@ -76,7 +76,7 @@ _add_verify_commands()
 
 
 @cli.command(name="compile")
-@click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
+@click.argument("model_path", metavar="MODEL", type=click.Path())
 @click.option("--target", "target", required=True, metavar="TARGET",
               help="python, c, sql, go, java, javascript or rust.")
 @click.option("--dialect", default=None, metavar="DIALECT",
@@ -121,7 +121,7 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
 
     MODEL is a rules file, rulegen IR JSON (as written by `rulegen fit` or `rulegen
     convert`), an XGBoost model (JSON or UBJSON) or a LightGBM text model, detected from
-    the content.
+    the content, or the directory a Spark ML tree model was saved to.
 
     \b
     Examples:
@@ -227,7 +227,7 @@ def _output_place(target: str, output: str | None) -> tuple[Path, str | None]:
 
 
 @cli.command()
-@click.argument("source", metavar="IN", type=click.Path(dir_okay=False))
+@click.argument("source", metavar="IN", type=click.Path())
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="Where to write: a rules file (.rules), a standard model file that other "
               "runtimes score (docs/INTERCHANGE.md) or rulegen IR JSON (anything else).")
@@ -273,7 +273,7 @@ def convert(source, output, flat, approximate):
 
 
 @cli.command()
-@click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
+@click.argument("model_path", metavar="MODEL", type=click.Path())
 @click.argument("data", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
               help="Write predictions to this CSV file (default: standard output).")
@@ -333,7 +333,7 @@ def predict(model_path, data, output, strict_categories):
 
 
 @cli.command()
-@click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
+@click.argument("model_path", metavar="MODEL", type=click.Path())
 def check(model_path):
     """Validate MODEL and summarise it; for a rules file, also look for mistakes.
 

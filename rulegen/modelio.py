@@ -34,8 +34,15 @@ def detect_format(text: str) -> str:
 def load_model(path: str | Path) -> Model:
     """Load any model file rulegen reads, detecting the format from the content:
     rulegen IR JSON, a rules file, XGBoost JSON or UBJSON, or a LightGBM text model; an ONNX
-    tree ensemble by its suffix ``.onnx``."""
+    tree ensemble by its suffix ``.onnx``; or the directory a Spark ML tree model was saved to."""
     path = Path(path)
+    if path.is_dir():
+        from rulegen.importers import sparkml
+
+        if sparkml.is_model_dir(path):
+            return sparkml.load(path)
+        raise ModelFormatError(f"{path}: is a directory, expected a model file (or a Spark ML "
+                               "model directory, which holds metadata/part-00000)")
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
