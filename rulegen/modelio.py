@@ -14,13 +14,16 @@ from rulegen.ir.nodes import Model
 
 
 def detect_format(text: str) -> str:
-    """'ir-json', 'xgboost-json', 'lightgbm-text', 'rules' or 'unknown', from the content."""
+    """'ir-json', 'xgboost-json', 'catboost-json', 'lightgbm-text', 'rules' or 'unknown',
+    from the content."""
     head = text.lstrip()[:4096]
     if head.startswith("{"):
         if '"rulegen-ir"' in head:
             return "ir-json"
         if '"learner"' in head or '"gradient_booster"' in text[:200000]:
             return "xgboost-json"
+        if '"features_info"' in text and ('"oblivious_trees"' in text or '"trees"' in text):
+            return "catboost-json"
         return "json"
     if head.startswith("tree\n") or "\nversion=v" in head[:200]:
         return "lightgbm-text"
@@ -33,7 +36,7 @@ def detect_format(text: str) -> str:
 
 def load_model(path: str | Path) -> Model:
     """Load any model file rulegen reads, detecting the format from the content:
-    rulegen IR JSON, a rules file, XGBoost JSON or UBJSON, or a LightGBM text model."""
+    rulegen IR JSON, a rules file, XGBoost JSON or UBJSON, CatBoost JSON, or a LightGBM text model."""
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -43,6 +46,10 @@ def load_model(path: str | Path) -> Model:
         raise ModelFormatError(f"{path}: is a directory, expected a model file") from None
     except OSError as e:
         raise ModelFormatError(f"{path}: cannot read: {e.strerror or e}") from None
+    if raw[:4] == b"CBM1":  # CatBoost's native binary model
+        from rulegen.importers import catboost
+
+        return catboost.load(path)  # refuses the binary format, naming the file
     if _is_ubjson(raw):
         from rulegen.importers import xgboost
 
@@ -61,6 +68,10 @@ def load_model(path: str | Path) -> Model:
         from rulegen.importers import xgboost
 
         return xgboost.loads(raw, source=str(path))
+    if kind == "catboost-json":
+        from rulegen.importers import catboost
+
+        return catboost.loads(raw, source=str(path))
     if kind == "lightgbm-text":
         from rulegen.importers import lightgbm
 
