@@ -111,6 +111,9 @@ class _Features:
                 table[index] = {"flat": flat, "path": p, "name": name}
                 if kind == "numeric":
                     table[index].update(self._float_info(entry, p))
+                else:
+                    values = entry.get("values", [])
+                    table[index]["values"] = values if isinstance(values, list) else []
         names = [n for _, n in self.flat.values()]
         if len(set(names)) != len(names):
             raise Fail(path, "duplicate feature names")
@@ -143,10 +146,24 @@ class _Features:
         nan_as = treatment if has_nans is True else "AsIs"
         return {"borders": set(borders), "nan": nan_as}
 
-    def ctr_names(self) -> list[str]:
+    def ctr_names(self, split: dict) -> list[str]:
+        """The categorical features a CTR split reads. Binary features are numbered float
+        borders first, then one-hot values, then each CTR's borders: ``split_index`` finds
+        the CTR when its border is there; otherwise every CTR's features are named."""
+        ctrs = [c for c in self.ctrs if isinstance(c, dict)]
+        start = sum(len(f["borders"]) for f in self.floats.values())
+        start += sum(len(c["values"]) for c in self.cats.values())
+        index, border = split.get("split_index"), split.get("border")
+        for ctr in ctrs:
+            borders = ctr.get("borders", [])
+            if isinstance(index, int) and start <= index < start + len(borders):
+                if borders[index - start] == border:
+                    ctrs = [ctr]
+                break
+            start += len(borders)
         names = []
-        for ctr in self.ctrs:
-            for el in ctr.get("elements", []) if isinstance(ctr, dict) else ():
+        for ctr in ctrs:
+            for el in ctr.get("elements", []):
                 c = self.cats.get(el.get("cat_feature_index")) if isinstance(el, dict) else None
                 if c is not None and c["name"] not in names:
                     names.append(c["name"])
@@ -190,7 +207,7 @@ def _split_reader(feats: _Features, used_labels: dict[int, dict[int, str]]):
             labels[h] = feats.hashes[h]
             return Splits.onehot(c["flat"], h)
         if kind == "OnlineCtr":
-            names = feats.ctr_names()
+            names = feats.ctr_names(split)
             raise UnsupportedFeatureError(
                 _WHO, f"CatBoost CTR (target statistics) splits on categorical feature(s) "
                       f"{', '.join(repr(n) for n in names) or '?'} ({path}); retrain with "
