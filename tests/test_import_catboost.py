@@ -240,6 +240,19 @@ def test_bias_is_added_after_the_trees():
     assert not np.array_equal(ev.raw_scores(first, rows), _raw(m, rows))
 
 
+def test_a_thousand_trees_sum_in_model_order():
+    """1,000 depth-6 trees on large values: any other order of the float64 sum would show."""
+    rng = np.random.default_rng(14)
+    X = rng.normal(size=(300, 5)) * 1e3
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = np.sin(np.nan_to_num(X[:, 0]) / 300) * 1e6 + np.nan_to_num(X[:, 1] * X[:, 2])
+    m = catboost.CatBoostRegressor(iterations=1000, depth=6, learning_rate=0.3, border_count=32,
+                                   **QUIET).fit(X, y)
+    model = cbi.from_catboost(m)
+    assert len(model.trees) == 1001
+    assert_bits(ev.raw_scores(model, X), _raw(m, X), "1,000 trees")
+
+
 # --- one-hot categorical features -----------------------------------------------------------
 
 
@@ -455,3 +468,53 @@ def test_cli_refusals_are_one_line(tmp_path, capsys):
     code, _, err = _cli(capsys, "compile", tmp_path / "bad.json", "--target", "python")
     _one_line_exit_2(code, err)
     assert "bad.json: oblivious_trees[0].leaf_values" in err
+
+
+# --- more objectives ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("loss", ["MAE", "Quantile:alpha=0.3", "Expectile:alpha=0.7", "Huber:delta=1.0",
+                                  "Lq:q=1.5", "MAPE"])
+def test_identity_regressions(loss):
+    X, y = _numeric_data(10, n=200)
+    m = catboost.CatBoostRegressor(iterations=10, depth=3, loss_function=loss, **QUIET).fit(X, y + 5)
+    model = cbi.from_catboost(m)
+    assert model.link == "identity"
+    rows = _rows(model, X)
+    assert_bits(ev.raw_scores(model, rows), _raw(m, rows), loss)
+    assert_bits(ev.predict_value(model, rows)[:, 0], m.predict(rows), loss)
+
+
+def test_multi_rmse():
+    X, y = _numeric_data(11, n=200)
+    Y = np.column_stack([y, -2 * y + X[:, 3], np.nan_to_num(X[:, 0])])
+    m = catboost.CatBoostRegressor(iterations=15, depth=3, loss_function="MultiRMSE", **QUIET).fit(X, Y)
+    model = cbi.from_catboost(m)
+    assert model.target.n_outputs == 3 and model.n_raw == 3
+    rows = _rows(model, X)
+    assert_bits(ev.raw_scores(model, rows), _raw(m, rows), "MultiRMSE raw")
+    assert_bits(ev.predict_value(model, rows), m.predict(rows), "MultiRMSE predict")
+    assert_targets_exact(model, rows[:300], n_random=10)
+
+
+def test_multiclass_one_vs_all_probabilities_exact():
+    X, y = _numeric_data(12, n=250)
+    classes = np.digitize(y, [-0.5, 1.5])
+    m = catboost.CatBoostClassifier(iterations=15, depth=3, loss_function="MultiClassOneVsAll",
+                                    **QUIET).fit(X, classes)
+    model = cbi.from_catboost(m)
+    assert model.link == "sigmoid" and model.n_raw == 3
+    check(m, model, _rows(model, X))
+
+
+def test_cross_entropy_probabilities_exact():
+    X, y = _numeric_data(13, n=250)
+    p = 1 / (1 + np.exp(-y))
+    m = catboost.CatBoost({"iterations": 15, "depth": 3, "loss_function": "CrossEntropy",
+                           **QUIET}).fit(X, p)
+    model = cbi.from_catboost(m)
+    assert model.link == "sigmoid"
+    rows = _rows(model, X)
+    assert_bits(ev.raw_scores(model, rows), _raw(m, rows), "CrossEntropy raw")
+    assert_bits(ev.predict_proba(model, rows)[:, 1],
+                m.predict(rows, prediction_type="Probability")[:, 1], "CrossEntropy probability")

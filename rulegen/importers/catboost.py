@@ -22,10 +22,12 @@ computes it (``catboost/libs/model/cpu``: ``quantization.h``, ``evaluator_impl.c
 * raw values: every output starts at 0.0, each tree's leaf is added in model order (double),
   then ``bias`` is added once when it is not all zero (``Scale * sum + Bias`` with Scale 1):
   the IR has ``base_score`` 0 and one last one-leaf tree holding the bias.
-* objectives: RMSE and the other single-output regressions with an identity prediction ->
-  identity, Logloss / CrossEntropy -> sigmoid, MultiClass -> softmax (one raw per class, vector
-  leaves). CTR-based categorical splits, text and embedding features and ``scale != 1`` are
-  refused.
+* objectives: RMSE and the other single-output regressions whose prediction is the raw value
+  -> identity, MultiRMSE -> identity with vector leaves, Logloss / CrossEntropy -> sigmoid,
+  MultiClass -> softmax, MultiClassOneVsAll -> sigmoid per class (vector leaves). CTR-based
+  categorical splits, text and embedding features and ``scale != 1`` are refused.
+* decimals are read correctly rounded (Python's ``json``); CatBoost's own JSON reader is not,
+  so the IR matches the model that wrote the file, not always CatBoost's reload of it.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import json
 import math
 import os
 import tempfile
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -134,7 +137,7 @@ class _Features:
     def _float_info(entry: dict, p: str) -> dict:
         borders = [_float32_border(b, f"{p}.borders[{k}]")
                    for k, b in enumerate(_key(entry, "borders", p, list, []))]
-        if any(a >= b for a, b in zip(borders, borders[1:])):
+        if any(a >= b for a, b in pairwise(borders)):
             # the evaluator counts the borders a value exceeds: that is "value > border"
             # only while the borders increase
             raise Fail(f"{p}.borders", "borders are not strictly increasing")
@@ -226,13 +229,17 @@ def _objective(info: dict, dim: int) -> tuple[Target, str]:
     classes = _classes(info.get("class_params"))
     if name in _SIGMOID and dim == 1:
         return Target("classification", classes=classes or (0, 1)), "sigmoid"
-    if name == "MultiClass" and dim > 1:
-        return Target("classification", classes=classes or tuple(range(dim))), "softmax"
+    if name in ("MultiClass", "MultiClassOneVsAll") and dim > 1:
+        link = "softmax" if name == "MultiClass" else "sigmoid"  # OneVsAll: one sigmoid per class
+        return Target("classification", classes=classes or tuple(range(dim))), link
     if name in _IDENTITY and dim == 1:
         return Target("regression"), "identity"
+    if name == "MultiRMSE":
+        return Target("regression", n_outputs=dim), "identity"
     raise UnsupportedFeatureError(_WHO, f"the CatBoost objective {name!r} with {dim} output(s) "
                                         "(supported: RMSE and other identity regressions, "
-                                        "Logloss, CrossEntropy, MultiClass)")
+                                        "MultiRMSE, Logloss, CrossEntropy, MultiClass, "
+                                        "MultiClassOneVsAll)")
 
 
 def _classes(params) -> tuple:

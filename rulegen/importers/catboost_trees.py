@@ -21,7 +21,14 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from rulegen.ir.nodes import CategoricalTest, DefaultChild, Leaf, NumericTest, Split, Tree
+from rulegen.ir.nodes import (
+    CategoricalTest,
+    DefaultChild,
+    Leaf,
+    NumericTest,
+    Split,
+    Tree,
+)
 
 MAX_DEPTH = 20  # CatBoost allows 16; more would be a 2**21-node IR tree
 
