@@ -396,6 +396,52 @@ def test_malformed_documents(edit, message):
         cbi.from_dict(doc, source="m.json")
 
 
+def test_damaged_documents_raise_only_rulegen_errors():
+    """Every value of a small document (categories, classes, CTRs, both tree kinds) replaced
+    by something of the wrong kind, or deleted: a RulegenError each time, never a crash or a
+    hang (a flat_feature_index of 2**40 once meant 2**40 features)."""
+    import copy
+
+    from rulegen.errors import RulegenError
+
+    X, y = _cat_data(6, n=150)
+    pool = catboost.Pool(X, (y > 1).astype(int), cat_features=[1, 2])
+    docs = []
+    for kw in ({"one_hot_max_size": 10}, {"one_hot_max_size": 2},
+               {"one_hot_max_size": 10, "grow_policy": "Depthwise"}):
+        m = catboost.CatBoostClassifier(iterations=2, depth=2, **kw, **QUIET).fit(pool)
+        doc = json.loads(_json(m, pool))
+        doc["model_info"] = {"params": {"loss_function": doc["model_info"]["params"]["loss_function"]},
+                             "class_params": doc["model_info"]["class_params"]}
+        docs.append(doc)
+
+    def places(obj, path=()):
+        yield path
+        items = obj.items() if isinstance(obj, dict) else enumerate(obj[:2]) if isinstance(obj, list) else ()
+        for k, v in items:
+            yield from places(v, (*path, k))
+
+    bad_values = [None, "x", -1, 2**40, 1.5, math.nan, [], {}, True, [1, 2]]
+    count = 0
+    for doc in docs:
+        for place in list(places(doc))[1:]:
+            for value in [...] + bad_values:  # ... means: delete it
+                damaged = copy.deepcopy(doc)
+                parent = damaged
+                for k in place[:-1]:
+                    parent = parent[k]
+                if value is ...:
+                    del parent[place[-1]]
+                else:
+                    parent[place[-1]] = value
+                try:
+                    cbi.from_dict(damaged)
+                except RulegenError:
+                    pass
+                count += 1
+    assert count > 1000
+
+
 def test_cbm_is_refused(tmp_path):
     m, _ = _small_doc()
     path = tmp_path / "m.cbm"

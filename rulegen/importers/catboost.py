@@ -117,6 +117,8 @@ class _Features:
                 else:
                     values = entry.get("values", [])
                     table[index]["values"] = values if isinstance(values, list) else []
+        if sorted(self.flat) != list(range(len(self.flat))):
+            raise Fail(path, "the features' flat_feature_index values are not 0, 1, ..., n-1")
         names = [n for _, n in self.flat.values()]
         if len(set(names)) != len(names):
             raise Fail(path, "duplicate feature names")
@@ -159,6 +161,7 @@ class _Features:
         index, border = split.get("split_index"), split.get("border")
         for ctr in ctrs:
             borders = ctr.get("borders", [])
+            borders = borders if isinstance(borders, list) else []
             if isinstance(index, int) and start <= index < start + len(borders):
                 if borders[index - start] == border:
                     ctrs = [ctr]
@@ -166,7 +169,8 @@ class _Features:
             start += len(borders)
         names = []
         for ctr in ctrs:
-            for el in ctr.get("elements", []):
+            elements = ctr.get("elements", [])
+            for el in elements if isinstance(elements, list) else ():
                 c = self.cats.get(el.get("cat_feature_index")) if isinstance(el, dict) else None
                 if c is not None and c["name"] not in names:
                     names.append(c["name"])
@@ -246,8 +250,9 @@ def _classes(params) -> tuple:
     if not isinstance(params, dict) or not params.get("class_names"):
         return ()
     names = params["class_names"]
-    order = params.get("class_to_label", list(range(len(names))))
-    if not isinstance(names, list) or order != list(range(len(names))):
+    if not isinstance(names, list):
+        raise Fail("model_info.class_params.class_names", "expected an array")
+    if params.get("class_to_label", list(range(len(names)))) != list(range(len(names))):
         raise Fail("model_info.class_params", "class_to_label is not 0, 1, ... (unsupported)")
     out = []
     for c in names:
