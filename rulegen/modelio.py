@@ -49,7 +49,7 @@ def load_model(path: str | Path) -> Model:
     if raw[:4] == b"CBM1":  # CatBoost's native binary model
         from rulegen.importers import catboost
 
-        return catboost.load(path)  # refuses the binary format, naming the file
+        return catboost.load(path)
     if _is_ubjson(raw):
         from rulegen.importers import xgboost
 

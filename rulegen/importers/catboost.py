@@ -42,6 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from rulegen.errors import ModelFormatError, UnsupportedFeatureError
+from rulegen.importers import catboost_cbm
 from rulegen.importers.catboost_trees import (
     Fail,
     Splits,
@@ -204,9 +205,9 @@ def _split_reader(feats: _Features, used_labels: dict[int, dict[int, str]]):
             h &= 0xFFFFFFFF
             if feats.hashes is None:
                 raise ModelFormatError(
-                    f"{path}: a one-hot split on {c['name']!r} but the JSON has no "
-                    "features_info.cat_features_hash; re-save with "
-                    "model.save_model(path, format='json', pool=train_pool)")
+                    f"{path}: a one-hot split on {c['name']!r} but the file has no category "
+                    "texts (features_info.cat_features_hash, only in JSON saved with pool=); "
+                    "re-save with model.save_model(path, format='json', pool=train_pool)")
             if h not in feats.hashes:
                 raise Fail(f"{path}.value", f"hash {h} of feature {c['name']!r} is not in "
                                             "features_info.cat_features_hash")
@@ -256,8 +257,8 @@ def _classes(params) -> tuple:
         raise Fail("model_info.class_params", "class_to_label is not 0, 1, ... (unsupported)")
     out = []
     for c in names:
-        if isinstance(c, float) and c.is_integer():
-            c = int(c)
+        if isinstance(c, bool) or (isinstance(c, float) and c.is_integer()):
+            c = int(c)  # False / True labels become 0 / 1 (equal in Python)
         if isinstance(c, bool) or not isinstance(c, (str, int)):
             raise UnsupportedFeatureError(_WHO, f"class label {c!r} (labels must be text or integers)")
         out.append(c)
@@ -390,8 +391,8 @@ def loads(data, *, source: str = "", library: str = "catboost") -> Model:
 
 
 def load(source) -> Model:
-    """Model from a CatBoost JSON file (a path), its text or bytes, or the parsed dict.
-    The native ``.cbm`` format is refused: re-save the model with ``format="json"``."""
+    """Model from a CatBoost JSON or ``.cbm`` file (a path), its text or bytes, or the parsed
+    JSON dict. ``.cbm`` files are read without the catboost library (``catboost_cbm.py``)."""
     if isinstance(source, dict):
         return from_dict(source)
     if isinstance(source, bytes):
@@ -407,9 +408,8 @@ def load(source) -> Model:
 
 
 def _loads_checked(raw: bytes, source: str) -> Model:
-    if raw[:4] == b"CBM1":
-        raise ModelFormatError(f"{source or 'CatBoost model'}: a native CatBoost .cbm model; re-save "
-                               "it with model.save_model(path, format='json', pool=train_pool)")
+    if raw[:4] == catboost_cbm.MAGIC:
+        return from_dict(catboost_cbm.to_document(raw, source), source=source)
     return loads(raw, source=source)
 
 
