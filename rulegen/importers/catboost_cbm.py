@@ -11,8 +11,10 @@ processing). This module turns the buffer into the same document the JSON format
   feature's borders. Which feature a split reads is found that way.
 * one-hot texts come from ``TOneHotFeature.StringValues`` when the file has them (the JSON
   needs ``pool=`` for that).
-* refused: non-symmetric trees, CTR, text, embedding and estimated features (re-save as JSON
-  for non-symmetric trees; the rest no format can import exactly).
+* non-symmetric trees: each node's step (left, right) distances, 0 meaning "the leaf is this
+  node's ``NonSymmetricNodeIdToLeafId`` entry".
+* refused: CTR, text, embedding and estimated features, one-hot splits (the file holds no
+  category texts), fields newer than CatBoost 1.2.
 
 Every read is bounds-checked; a damaged file is a ``ModelFormatError``.
 """
@@ -143,10 +145,6 @@ def _document(fb: _Buffer, where: str) -> dict:
                     (T_EMBEDDING, "embedding features")):
         if fb.vector(trees, n, None):
             raise UnsupportedFeatureError(_WHO, f"CatBoost {what} ({where})")
-    if fb.vector(trees, T_STEPS, "I"):
-        raise UnsupportedFeatureError(
-            _WHO, f"non-symmetric trees from a .cbm file ({where}); re-save the model with "
-                  "model.save_model(path, format='json')")
     floats = []
     bins: list[dict] = []  # binary features in split_index order
     for i, t in enumerate(fb.vector(trees, T_FLOAT, None)):
@@ -188,8 +186,10 @@ def _document(fb: _Buffer, where: str) -> dict:
             _WHO, f"CatBoost CTR (target statistics) splits ({where}; categorical feature(s) "
                   f"without one-hot encoding: {', '.join(repr(n) for n in names) or '?'}); retrain "
                   "with one_hot_max_size above their number of categories")
+    steps = fb.vector(trees, T_STEPS, "I")
     doc = {"features_info": {"float_features": floats, "categorical_features": cats},
-           "oblivious_trees": _trees(fb, trees, bins),
+           **({"trees": _unbalanced(fb, trees, bins, steps)} if steps else
+              {"oblivious_trees": _trees(fb, trees, bins)}),
            "scale_and_bias": [fb.scalar(trees, T_SCALE, "<d", 1.0),
                               fb.vector(trees, T_MULTIBIAS, "d") or [fb.scalar(trees, T_BIAS, "<d", 0.0)]],
            "model_info": _info(fb, core)}
@@ -222,6 +222,59 @@ def _trees(fb: _Buffer, trees: int, bins: list[dict]) -> list[dict]:
         out.append(tree)
         at += depth
         leaf_at += n
+    return out
+
+
+def _unbalanced(fb: _Buffer, trees: int, bins: list[dict], steps: list[int]) -> list[dict]:
+    """Non-symmetric trees as the JSON's nested objects, built with a stack. Node ``i`` of the
+    model tests ``TreeSplits[i]``; its step node holds (left, right) forward distances, 0 for
+    "stop here", where the leaf is ``LeafValues[NonSymmetricNodeIdToLeafId[i]:][:dim]``
+    (``CalcNonSymmetricTrees`` in ``evaluator_impl.cpp``)."""
+    dim = fb.scalar(trees, T_DIM, "<i", 1)
+    splits = fb.vector(trees, T_SPLITS, "i")
+    sizes = fb.vector(trees, T_SIZES, "i")
+    starts = fb.vector(trees, T_OFFSETS, "i")
+    leaves = fb.vector(trees, T_LEAVES, "d")
+    to_leaf = fb.vector(trees, T_NODE_LEAF, "I")
+    weights = fb.vector(trees, T_WEIGHTS, "d")
+    n = len(splits)
+    if dim < 1 or len(steps) != n or len(to_leaf) != n or len(starts) != len(sizes):
+        raise _Bad("the non-symmetric tree arrays differ in length")
+
+    def leaf(i: int) -> dict:
+        at = to_leaf[i]
+        if at + dim > len(leaves):
+            raise _Bad(f"node {i}: leaf offset {at} is outside the leaf values")
+        values = leaves[at:at + dim]
+        out = {"value": values if dim > 1 else values[0]}
+        if len(weights) * dim == len(leaves) and at % dim == 0:
+            out["weight"] = weights[at // dim]
+        return out
+
+    out = []
+    for t, (start, size) in enumerate(zip(starts, sizes)):
+        if not (0 <= start and size >= 1 and start + size <= n):
+            raise _Bad(f"tree {t}: nodes {start}..{start + size} are outside the {n} nodes")
+        root: dict = {}
+        stack = [(start, root)]
+        while stack:
+            i, node = stack.pop()
+            left, right = steps[i] & 0xFFFF, steps[i] >> 16
+            if left == 0 and right == 0:
+                node.update(leaf(i))
+                continue
+            if not 0 <= splits[i] < len(bins):
+                raise _Bad(f"node {i}: split {splits[i]} is not a binary feature")
+            node["split"] = {**bins[splits[i]], "split_index": splits[i]}
+            for side, diff in (("left", left), ("right", right)):
+                if diff == 0:
+                    node[side] = leaf(i)
+                elif i + diff >= start + size:
+                    raise _Bad(f"node {i}: a child past the end of tree {t}")
+                else:
+                    node[side] = {}
+                    stack.append((i + diff, node[side]))
+        out.append(root)
     return out
 
 
