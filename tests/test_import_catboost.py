@@ -442,65 +442,6 @@ def test_damaged_documents_raise_only_rulegen_errors():
     assert count > 1000
 
 
-@pytest.mark.parametrize("setup", ["rmse", "logloss", "multiclass", "multirmse", "nan_max",
-                                   "depthwise", "lossguide_multiclass"])
-def test_cbm_reads_like_json(tmp_path, setup):
-    """The native .cbm file (read without catboost) gives the model its JSON gives."""
-    from dataclasses import replace
-
-    X, y = _numeric_data(15, n=200)
-    cls, kw, target = {
-        "rmse": (catboost.CatBoostRegressor, {}, y),
-        "logloss": (catboost.CatBoostClassifier, {}, y > 0.5),
-        "multiclass": (catboost.CatBoostClassifier, {}, np.digitize(y, [-0.5, 1.5])),
-        "multirmse": (catboost.CatBoostRegressor, {"loss_function": "MultiRMSE"}, np.column_stack([y, -y])),
-        "nan_max": (catboost.CatBoostRegressor, {"nan_mode": "Max"}, y),
-        "depthwise": (catboost.CatBoostRegressor, {"grow_policy": "Depthwise"}, y),
-        "lossguide_multiclass": (catboost.CatBoostClassifier, {"grow_policy": "Lossguide", "nan_mode": "Max"},
-                                 np.digitize(y, [-0.5, 1.5])),
-    }[setup]
-    m = cls(iterations=10, depth=4, **kw, **QUIET).fit(X, target)
-    m.save_model(str(tmp_path / "m.cbm"))
-    m.save_model(str(tmp_path / "m.json"), format="json")
-    from_cbm, from_json = cbi.load(tmp_path / "m.cbm"), cbi.load(tmp_path / "m.json")
-    assert replace(from_cbm, provenance=from_json.provenance) == from_json
-    rows = _rows(from_cbm, X)
-    assert_bits(ev.raw_scores(from_cbm, rows), _raw(m, rows), ".cbm raw")
-
-
-def test_cbm_refusals(tmp_path):
-    X, y = _numeric_data(16, n=150)
-    Xc, yc = _cat_data(16)
-    pool = catboost.Pool(Xc, yc, cat_features=[1, 2], feature_names=["num", "colour", "size", "z"])
-    for one_hot, error, message in ((4, UnsupportedFeatureError, r"CTR.*'colour'"),
-                                    (10, ModelFormatError, r"no category texts.*pool=train_pool")):
-        m = catboost.CatBoostRegressor(iterations=5, depth=3, one_hot_max_size=one_hot, **QUIET).fit(pool)
-        m.save_model(str(tmp_path / "c.cbm"), pool=pool)
-        with pytest.raises(error, match=message):
-            cbi.load(tmp_path / "c.cbm")
-    for grow_policy in ("SymmetricTree", "Depthwise"):
-        m = catboost.CatBoostRegressor(iterations=3, depth=3, grow_policy=grow_policy, **QUIET).fit(X, y)
-        m.save_model(str(tmp_path / "m.cbm"))
-        _damaged_cbm((tmp_path / "m.cbm").read_bytes())
-
-
-def _damaged_cbm(data: bytes):
-    from rulegen.errors import RulegenError
-
-    with pytest.raises(ModelFormatError, match="runs past the file's end"):
-        cbi.load(data[:-10])
-    # damaged bytes: a RulegenError every time, never a crash or a hang
-    rng = np.random.default_rng(0)
-    for _ in range(300):
-        damaged = bytearray(data)
-        for pos in rng.integers(8, len(data), size=rng.integers(1, 4)):
-            damaged[pos] = rng.integers(256)
-        try:
-            cbi.load(bytes(damaged))
-        except RulegenError:
-            pass
-
-
 # --- the command line -------------------------------------------------------------------------
 
 

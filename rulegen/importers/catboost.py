@@ -335,6 +335,10 @@ def _convert(doc, library: str) -> Model:
             features.append(Feature(name, "categorical", labels))
         else:
             features.append(Feature(name))
+    for flat, hs in used_labels.items():
+        if len(set(hs.values())) != len(hs):
+            raise Fail("features_info.cat_features_hash", f"two hashes of feature "
+                                                          f"{feats.flat[flat][1]!r} have one text")
     codes = {flat: {h: sorted(hs.values()).index(text) for h, text in hs.items()}
              for flat, hs in used_labels.items()}
     trees = [Splits.resolve(tree, codes) for tree in trees]
