@@ -14,8 +14,7 @@ from rulegen.ir.nodes import Model
 
 
 def detect_format(text: str) -> str:
-    """'ir-json', 'xgboost-json', 'catboost-json', 'lightgbm-text', 'rules' or 'unknown',
-    from the content."""
+    """'ir-json', 'xgboost-json', 'lightgbm-text', 'rules' or 'unknown', from the content."""
     head = text.lstrip()[:4096]
     if head.startswith("{"):
         if '"rulegen-ir"' in head:
@@ -36,7 +35,7 @@ def detect_format(text: str) -> str:
 
 def load_model(path: str | Path) -> Model:
     """Load any model file rulegen reads, detecting the format from the content:
-    rulegen IR JSON, a rules file, XGBoost JSON or UBJSON, CatBoost JSON, or a LightGBM text model."""
+    rulegen IR JSON, a rules file, XGBoost JSON or UBJSON, or a LightGBM text model."""
     path = Path(path)
     try:
         raw = path.read_bytes()
