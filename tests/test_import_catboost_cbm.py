@@ -77,3 +77,18 @@ def _damaged_cbm(data: bytes):
             cbi.load(bytes(damaged))
         except RulegenError:
             pass
+
+
+def test_cli_compiles_a_cbm(tmp_path, capsys):
+    from rulegen.cli import main
+    from rulegen.modelio import load_model
+
+    X, y = _numeric_data(17, n=150)
+    m = catboost.CatBoostClassifier(iterations=5, depth=3, **QUIET).fit(X, y > 0.5)
+    m.save_model(str(tmp_path / "m.cbm"))
+    assert main(["compile", str(tmp_path / "m.cbm"), "--target", "python", "-o", str(tmp_path / "m.py")]) == 0
+    assert main(["convert", str(tmp_path / "m.cbm"), "-o", str(tmp_path / "ir.json")]) == 0
+    capsys.readouterr()
+    model = load_model(tmp_path / "ir.json")
+    assert model == load_model(tmp_path / "m.cbm") and model.target.classes == (0, 1)
+    assert_bits(ev.predict_proba(model, X), m.predict_proba(X), ".cbm via the CLI")
