@@ -179,6 +179,21 @@ def test_float64_rows_are_rounded_to_float32_first():
     assert_bits(ev.raw_scores(model, rows), _raw(m, rows), "midpoint rows")
 
 
+def test_subnormal_borders_and_inputs():
+    """float32 subnormals on both sides of the comparison: CatBoost does not flush them to zero."""
+    rng = np.random.default_rng(18)
+    v = rng.choice([-3e-39, -1e-39, 0.0, 1e-39, 3e-39, 1.0], size=300)
+    X = np.column_stack([v, rng.normal(size=300)])
+    y = (v > 0) * 1.0 + (v > 2e-39) * 2 + (v < -2e-39) * 3.0
+    m = catboost.CatBoostRegressor(iterations=20, depth=2, **QUIET).fit(X, y)
+    model = cbi.from_catboost(m)
+    borders = {n.test.threshold for t in model.trees for n in t.nodes if isinstance(n, Split)}
+    assert any(0 < abs(b) < 1.18e-38 for b in borders)  # a subnormal float32 border
+    tiny = np.array([-5e-39, -2e-39, -1e-45, -0.0, 0.0, 1e-45, 5e-40, 2e-39, 1e-38, 1e-300, -1e-300])
+    rows = np.vstack([_rows(model, X), np.column_stack([tiny, np.zeros(len(tiny))])])
+    assert_bits(ev.raw_scores(model, rows), _raw(m, rows), "subnormals")
+
+
 def test_binary_logloss_probabilities_exact():
     X, y = _numeric_data(2)
     labels = np.where(y > 0.5, "yes", "no")
