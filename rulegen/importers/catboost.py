@@ -391,6 +391,8 @@ def loads(data, *, source: str = "", library: str = "catboost") -> Model:
         doc = json.loads(data)
     except json.JSONDecodeError as e:
         raise ModelFormatError(f"{source or 'CatBoost model'}: not JSON ({e})") from None
+    except RecursionError:
+        raise ModelFormatError(f"{source or 'CatBoost model'}: JSON nested too deeply") from None
     return from_dict(doc, source=source, library=library)
 
 
