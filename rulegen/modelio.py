@@ -21,6 +21,8 @@ def detect_format(text: str) -> str:
             return "ir-json"
         if '"learner"' in head or '"gradient_booster"' in text[:200000]:
             return "xgboost-json"
+        if '"features_info"' in text and ('"oblivious_trees"' in text or '"trees"' in text):
+            return "catboost-json"
         return "json"
     if head.startswith("tree\n") or "\nversion=v" in head[:200]:
         return "lightgbm-text"
@@ -51,6 +53,10 @@ def load_model(path: str | Path) -> Model:
         raise ModelFormatError(f"{path}: is a directory, expected a model file") from None
     except OSError as e:
         raise ModelFormatError(f"{path}: cannot read: {e.strerror or e}") from None
+    if raw[:4] == b"CBM1":  # CatBoost's native binary model
+        from rulegen.importers import catboost
+
+        return catboost.load(path)
     if path.suffix.lower() == ".onnx":  # binary protobuf: nothing in the content says "ONNX"
         from rulegen.importers import onnx
 
@@ -73,6 +79,10 @@ def load_model(path: str | Path) -> Model:
         from rulegen.importers import xgboost
 
         return xgboost.loads(raw, source=str(path))
+    if kind == "catboost-json":
+        from rulegen.importers import catboost
+
+        return catboost.loads(raw, source=str(path))
     if kind == "lightgbm-text":
         from rulegen.importers import lightgbm
 
