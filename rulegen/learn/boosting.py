@@ -189,6 +189,7 @@ class TrainingData:
     w: np.ndarray  # (n,) sample weights
     features: tuple  # IR Feature records (categorical ones with their labels)
     categorical: dict  # column -> number of categories
+    X64: np.ndarray | None = None  # (n, p) float64, for fitters with ``_float64``
 
 
 class BoostingEstimator(Estimator):
@@ -204,6 +205,8 @@ class BoostingEstimator(Estimator):
     # tree fitters that read X by feature get TrainingData.X32 as the transpose of a
     # (p, n) array: their finders then use that array instead of copying X per tree
     _by_feature = False
+    # tree fitters that bin the float64 values (as LightGBM does) get TrainingData.X64
+    _float64 = False
 
     def fit(self, X, y, sample_weight=None, feature_names=None, categorical_features=None,
             categories=None, progress=None):
@@ -212,7 +215,8 @@ class BoostingEstimator(Estimator):
         ``categories`` optionally their labels; ``progress(done, total)`` is called after
         every boosting round."""
         check_progress(progress)
-        X32, names = self._check_X(X, feature_names)
+        X32, names, *X64 = self._check_X(X, feature_names, float64=self._float64)
+        X64 = X64[0] if X64 else None
         n, p = X32.shape
         cat_labels = self._check_categorical(X32, names, categorical_features, categories)
         settings = self._settings(n, p)
@@ -247,7 +251,8 @@ class BoostingEstimator(Estimator):
         X32t = np.ascontiguousarray(X32t.T).T if self._by_feature else np.ascontiguousarray(X32t)
         del X32  # only X32t from here: one copy of X for the whole fit
         data = TrainingData(X32t, Y[train], w[train], features,
-                            {j: len(v) for j, v in cat_labels.items()})
+                            {j: len(v) for j, v in cat_labels.items()},
+                            None if X64 is None else X64 if validation is None else X64[train])
         if not (data.w > 0).any():
             raise LearnerError("every training row has zero weight")
         fit_tree = self._tree_fitter(data, loss, rng, settings)

@@ -33,8 +33,8 @@ import numpy as np
 
 from rulegen.ir.nodes import CategoricalTest, DefaultChild, Leaf, NumericTest
 from rulegen.learn import kernels
-from rulegen.learn.binning import Layout, build_histograms, concatenated
-from rulegen.learn.builder import NodeWork, Partition, float32_test
+from rulegen.learn.binning import ZERO, Layout, build_histograms, concatenated
+from rulegen.learn.builder import NodeWork, Partition
 from rulegen.learn.histogram_scan import SplitParams
 from rulegen.learn.histogram_search import BatchSearch
 
@@ -189,7 +189,10 @@ class HistogramSplitFinder:
             self.layout = Layout(self.n_bins, self.is_cat)
             if shared:
                 fit_cache["layout"] = self.layout
-        self.has_nan = bins.has_missing[self.feats]
+        # 0: no NaN bin; 1: a NaN bin; 2: and LightGBM's histograms leave bin 0 out
+        self.has_nan = bins.has_missing[self.feats].astype(np.int8)
+        if bins.first_implicit is not None:
+            self.has_nan += (self.has_nan > 0) & bins.first_implicit[self.feats]
         # squared error: h is constant, so its histogram is the count's multiple (with
         # h = 1 exactly the count), and unit weights make a node's weight its row count
         self.h_const = float(h[0]) if len(h) and np.all(h == h[0]) else None
@@ -205,14 +208,14 @@ class HistogramSplitFinder:
 
     def cut_test(self, f, cut) -> NumericTest:
         """The IR test "bins <= cut go left" of feature f (cut -1: every value), a new
-        object every time (``routes`` tells splits apart by their test's identity); the
-        float32 rounding behind it is worked out once per fit."""
-        tests = self.fit_cache.setdefault("tests", {}) if self.fit_cache is not None else {}
-        t = tests.get((f, cut))
-        if t is None:
-            t = tests[(f, cut)] = float32_test(
-                f, np.inf if cut < 0 else float(self.bins.edges[f][cut]))
-        return NumericTest(f, t.op, t.threshold, t.dtype)
+        object every time (``routes`` tells splits apart by their test's identity): LightGBM's
+        ``x <= bound`` in double, bound the upper bound of bin ``cut``. LightGBM reads
+        ``|x| <= ZERO`` as 0, which only the bound -ZERO tells from x: there the test is
+        ``x < -ZERO``."""
+        t = np.inf if cut < 0 else float(self.bins.edges[f][cut])
+        if t == -ZERO:
+            return NumericTest(f, "<", t, "float64")
+        return NumericTest(f, "<=", t, "float64")
 
     # -- nodes --------------------------------------------------------------------
 
@@ -434,11 +437,9 @@ class HistogramSplitFinder:
             counts = st.hist[2, self.layout.slots(i)]
             n_missing = counts[-1]
         has_missing = bool(n_missing > 0)
-        if not cat and not has_missing:
-            # no missing value here: missing values follow the child with more rows
-            if n_left is None:
-                n_left = float(counts[:-1][table[:-1]].sum())
-            missing_left = n_left > len(st.rows) - n_left
+        if not cat and not self.has_nan[i]:
+            # as LightGBM: a feature without a NaN bin reads NaN as 0
+            missing_left = bool(np.searchsorted(self.bins.edges[self.feats[i]], 0.0) <= how)
         table[-1] = missing_left
         # as LightGBM: the children of a categorical split (not one-vs-rest) take their
         # leaf values with the gain's lambda + cat_l2

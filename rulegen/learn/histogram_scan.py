@@ -125,19 +125,27 @@ def best_numeric(hist, n_bins, G, H, C, p: SplitParams, h_const=None, estimated=
     pos = (top - 1) - v[:, ::-1].argmax(axis=1)
     r = np.arange(q)
     best = v[r, pos]
-    left = (hist[2, :, -1] > 0) if has_missing is None else np.array(has_missing, dtype=bool)
-    second = left
+    present = (hist[2, :, -1] > 0) if has_missing is None else np.array(has_missing, dtype=bool)
+    second = present
     if has_nan is not None and est.any():
-        second = left | (np.asarray(has_nan, dtype=bool) & est.reshape(-1))
+        second = present | (np.asarray(has_nan, dtype=bool) & est.reshape(-1))
+    left = np.ones(q, dtype=bool)  # the missing-left pass's default, as LightGBM's
     miss = np.flatnonzero(second)
     if miss.size:
         # missing right; j = nb-1 is "every value left" (only where rows miss the feature:
         # elsewhere it would leave the right side empty); ties: the lowest b
         LR = np.empty((2, 3, miss.size, top))
         LR[0] = cum[:, miss]
+        if has_nan is not None and est.any():
+            # LightGBM's histogram without bin 0 (has_nan 2): this scan starts from the
+            # node's count less every other bin's estimate, the missing bin's included
+            sub = (np.asarray(has_nan)[miss] == 2) & est.reshape(-1)[miss]
+            if sub.any():
+                rest = cum[2, miss[sub], -1:] - cum[2, miss[sub]] + hist[2, miss[sub], -1:]
+                LR[0, 2, sub] = tot[2, miss[sub]] - rest
         np.subtract(tot[:, miss], LR[0], out=LR[1])
         v1, ok1 = _sides(LR, lam, min_count, mcw, guard)
-        ok1 &= j <= nb[miss] - 1 - ~left[miss, None]
+        ok1 &= j <= nb[miss] - 1 - ~present[miss, None]
         v1 = np.where(ok1, v1, -np.inf)
         b1 = v1.argmax(axis=1)
         val1 = v1[np.arange(miss.size), b1]

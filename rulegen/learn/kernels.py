@@ -210,7 +210,7 @@ def scan_numeric(hist, off, n_bins, num, usable, G, H, C, est, ratio, has_nan, h
                 v = _value(lg, lh, lc, rg, rh, rc, lam, min_count, mcw, guard)
                 if _beats(v, best):
                     best, bj = v, j
-            bl = missing
+            bl = True  # the missing-left pass's default, as LightGBM's
             if missing or (has_nan[i] and es):
                 # missing right; j = nb-1 is "every value left" where rows miss the
                 # feature; ties to the lowest bin; wins only when strictly better
@@ -221,6 +221,8 @@ def scan_numeric(hist, off, n_bins, num, usable, G, H, C, est, ratio, has_nan, h
                     if j > 0 and empty[j]:
                         continue  # the same sums as at j - 1, met first
                     lg, lh, lc = cg[j], ch[j], cc[j]
+                    if es and has_nan[i] == 2:  # LightGBM's histogram without bin 0
+                        lc = Cs - (last_c - cc[j]) - mc
                     v = _value(lg, lh, lc, Gs - lg, Hs - lh, Cs - lc, lam, min_count, mcw,
                                guard)
                     if first or _beats(v, b1):

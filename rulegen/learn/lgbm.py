@@ -45,24 +45,25 @@ from rulegen.learn.binning import bin_features
 from rulegen.learn.boosting import BoostingEstimator, check_count, check_fraction
 from rulegen.learn.builder import GrowthLimits, TreeBuilder
 from rulegen.learn.histogram import HistogramSplitFinder, SplitParams
-from rulegen.learn.losses import make_loss
+from rulegen.learn.lgbm_losses import LgbBinaryLogLoss, LgbSoftmaxLoss, LgbSquaredError
 
 _PARAMS = ("n_estimators", "learning_rate", "num_leaves", "max_depth", "min_child_samples",
            "min_child_weight", "reg_lambda", "min_split_gain", "max_bin", "subsample",
            "colsample_bytree", "cat_smooth", "cat_l2", "max_cat_threshold",
-           "min_data_per_group", "max_cat_to_onehot", "validation_fraction",
+           "min_data_per_group", "max_cat_to_onehot", "min_data_in_bin", "validation_fraction",
            "early_stopping_rounds", "random_state")
 
 
 class _LightGBMStyle(BoostingEstimator):
     _params = _PARAMS
     _algorithm = "lightgbm_style"
+    _float64 = True  # bins from the float64 values, as LightGBM's
 
     def __init__(self, n_estimators=100, learning_rate=0.1, num_leaves=31, max_depth=None,
                  min_child_samples=20, min_child_weight=1e-3, reg_lambda=0.0, min_split_gain=0.0,
                  max_bin=255, subsample=1.0, colsample_bytree=1.0, cat_smooth=10.0, cat_l2=10.0,
                  max_cat_threshold=32, min_data_per_group=100, max_cat_to_onehot=4,
-                 validation_fraction=0.1, early_stopping_rounds=None, random_state=None):
+                 min_data_in_bin=3, validation_fraction=0.1, early_stopping_rounds=None, random_state=None):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.num_leaves = num_leaves
@@ -79,6 +80,7 @@ class _LightGBMStyle(BoostingEstimator):
         self.max_cat_threshold = max_cat_threshold
         self.min_data_per_group = min_data_per_group
         self.max_cat_to_onehot = max_cat_to_onehot
+        self.min_data_in_bin = min_data_in_bin
         self.validation_fraction = validation_fraction
         self.early_stopping_rounds = early_stopping_rounds
         self.random_state = random_state
@@ -110,6 +112,7 @@ class _LightGBMStyle(BoostingEstimator):
         check_count("max_cat_threshold", self.max_cat_threshold)
         check_count("min_data_per_group", self.min_data_per_group, low=0)
         check_count("max_cat_to_onehot", self.max_cat_to_onehot, low=0)
+        check_count("min_data_in_bin", self.min_data_in_bin)
         check_seed(self.random_state)
         vf = check_open_fraction(self.validation_fraction, "validation_fraction")
         return {"n_estimators": check_count("n_estimators", self.n_estimators),
@@ -123,7 +126,9 @@ class _LightGBMStyle(BoostingEstimator):
     def _tree_fitter(self, data, loss, rng, settings):
         w = data.w
         n, p = data.X32.shape
-        bins = bin_features(data.X32, data.categorical, int(self.max_bin), rng=rng)
+        bins = bin_features(data.X64, data.categorical, int(self.max_bin), rng=rng,
+                            min_data_in_bin=int(self.min_data_in_bin),
+                            min_data_in_leaf=int(self.min_child_samples))
         params = SplitParams(float(self.reg_lambda), int(self.min_child_samples),
                              float(self.min_child_weight), float(self.min_split_gain),
                              float(self.cat_smooth), float(self.cat_l2),
@@ -141,7 +146,7 @@ class _LightGBMStyle(BoostingEstimator):
             feats = all_feats
             if frac < 1.0:  # LightGBM's feature_fraction: a new draw for every tree
                 feats = np.sort(rng.choice(p, max(1, int(frac * p)), replace=False))
-            gw, hw = stage.grad * w, stage.hess * w
+            gw, hw = stage.grad, stage.hess  # weighted already (lgbm_losses)
             rows = stage.rows[w[stage.rows] > 0]
             finder = HistogramSplitFinder(bins, feats, gw, hw, w, params, scale=eta,
                                           fit_cache=fit_cache)
@@ -161,7 +166,7 @@ class LightGBMStyleRegressor(RegressorMixin, _LightGBMStyle):
     """LightGBM-style boosting of the squared error (objective=regression)."""
 
     def _make_loss(self, n_classes):
-        return make_loss("squared_error")
+        return LgbSquaredError()
 
 
 class LightGBMStyleClassifier(ClassifierMixin, _LightGBMStyle):
@@ -169,5 +174,4 @@ class LightGBMStyleClassifier(ClassifierMixin, _LightGBMStyle):
     softmax (one tree per class per round, hessian ``K/(K-1) p (1-p)`` as LightGBM) for more."""
 
     def _make_loss(self, n_classes):
-        scale = n_classes / (n_classes - 1.0) if n_classes > 2 else 1.0
-        return make_loss("log_loss", n_classes, hessian_scale=scale)
+        return LgbBinaryLogLoss() if n_classes == 2 else LgbSoftmaxLoss(n_classes)
