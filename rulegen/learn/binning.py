@@ -64,9 +64,9 @@ class Bins:
     width: int
     is_categorical: np.ndarray
     has_missing: np.ndarray  # (p,) the column has NaN (LightGBM's missing type)
-    # (p,) LightGBM's most frequent bin is bin 0, so its histograms leave bin 0 out
-    # (``offset`` 1): its missing-right scan then gets the left count by subtraction
-    first_implicit: np.ndarray | None = None
+    # (p,) LightGBM's most_freq_bin (-1: categorical). Its histograms leave bin 0 out when
+    # that is 0 (``offset`` 1), and otherwise hold the node's sums less the other bins there
+    most_freq: np.ndarray | None = None
 
 
 
@@ -270,7 +270,7 @@ def bin_features(X: np.ndarray, categorical: dict, max_bin: int = 255, rng=None,
     edges = []
     is_cat = np.zeros(p, dtype=bool)
     has_missing = np.zeros(p, dtype=bool)
-    first_implicit = np.zeros(p, dtype=bool)
+    most_freq = np.full(p, -1, dtype=np.intp)
     for f in range(p):  # a loop over features; every row is handled by numpy
         x = X[:, f]
         if f in categorical:
@@ -290,10 +290,10 @@ def bin_features(X: np.ndarray, categorical: dict, max_bin: int = 255, rng=None,
             codes[f] = assign(x, e, len(e) + 1 if nan_bin else None, dtype)
         n_bins[f] = len(e) + 1
         has_missing[f] = nan_bin
-        first_implicit[f] = most_frequent_bin(e, per_bin, total) == 0
+        most_freq[f] = most_frequent_bin(e, per_bin, total) if len(e) else 0
         edges.append(e)
     return Bins(codes, n_bins, edges, int(n_bins.max(initial=0)) + 1, is_cat, has_missing,
-                first_implicit)
+                most_freq)
 
 
 # --- histograms of binned rows -----------------------------------------------------------

@@ -90,8 +90,8 @@ def family_histograms(codes, feats, off, rows, starts, g, h, with_h, h_const, us
                       out):
     """``HistogramSplitFinder._family_histograms``: ``out`` (3, 2P, size) gets the P
     smaller children's histograms from their rows (as :func:`build_histograms`), then the
-    P larger ones as ``parents`` (3, P, size) minus them, with exact zeros where a larger
-    child has no row."""
+    P larger ones as ``parents`` (3, P, size) minus them (rounding residue where a larger
+    child has no row stays, as in LightGBM)."""
     P = starts.size - 1
     out[:, :P] = 0.0
     build_histograms(codes, feats, off, rows, starts, g, h, out, with_h, True)
@@ -100,14 +100,9 @@ def family_histograms(codes, feats, off, rows, starts, g, h, with_h, h_const, us
         for j in range(size):
             if use_hc:
                 out[1, n, j] = out[2, n, j] * h_const
-            c = parents[2, n, j] - out[2, n, j]
-            out[2, P + n, j] = c
-            if c == 0:
-                out[0, P + n, j] = 0.0
-                out[1, P + n, j] = 0.0
-            else:
-                out[0, P + n, j] = parents[0, n, j] - out[0, n, j]
-                out[1, P + n, j] = parents[1, n, j] - out[1, n, j]
+            out[2, P + n, j] = parents[2, n, j] - out[2, n, j]
+            out[0, P + n, j] = parents[0, n, j] - out[0, n, j]
+            out[1, P + n, j] = parents[1, n, j] - out[1, n, j]
 
 
 @_jit
