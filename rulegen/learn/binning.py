@@ -38,6 +38,7 @@ distinct value may have a bin of its own (LightGBM's ``min_data_in_bin=1``).
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -139,7 +140,7 @@ def greedy_bounds(u, counts, max_bin: int, total: int, min_data_in_bin: int) -> 
         k = int(np.searchsorted(big_at, start))
         if k < len(big_at):
             ends.append(int(big_at[k]))
-        if mean == mean:  # (NaN: no bin is ever full)
+        if not math.isnan(mean):  # (NaN: no bin is ever full)
             ends.append(_reach(cum, start, base, mean))
             j = _reach(cum, start, base, max(1.0, mean * 0.5))
             k = int(np.searchsorted(before_big, j))

@@ -454,7 +454,7 @@ class HistogramSplitFinder:
                            for s in nodes])
         usable[dead] = False
         gains = np.full((S, q), -np.inf)
-        search = self.search.numpy  # TODO compiled
+        search = self.search.compiled if compiled else self.search.numpy
         for s, found in search(hist, G, H, C, estimated, ratio, usable, gains):
             # as LightGBM: a feature with no split gaining more than min_split_gain here
             # is not searched again below this node

@@ -42,7 +42,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-TIE = 1e-10  # relative: gains this close are equal (rounding differs between features)
+from rulegen.learn.kernels import EPS
+
 
 
 @dataclass(frozen=True)
@@ -74,13 +75,23 @@ def _sides(LR, lam, min_count, min_hess, guard):
     return Q[0] + Q[1], ok
 
 
-EPS = float(np.float32(1e-15))  # LightGBM's kEpsilon: every scanned side's hessian starts at it
 
 
 def _leaf_gains(LG, LH, RG, RH, lam):
     """LightGBM's GetLeafGain of both sides, added left then right."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return LG * LG / (LH + lam) + RG * RG / (RH + lam)
+
+
+def _admitted(near, far, reverse):
+    """LightGBM's loop over candidates: skip one whose scanned side is short (``near``),
+    stop at the first one met, not skipped, whose other side is short (``far``)."""
+    stop = ~near & far
+    if reverse:
+        stop = np.logical_or.accumulate(stop[:, ::-1], axis=1)[:, ::-1]
+    else:
+        stop = np.logical_or.accumulate(stop, axis=1)
+    return ~near & ~stop
 
 
 def _first_best(v, ok, reverse):
@@ -135,7 +146,7 @@ def best_numeric(hist, n_bins, G, H, C, p: SplitParams, kind):
         acc = np.cumsum(rev, axis=2)[:, :, ::-1]  # [b] = bins b+1.. from the top
         RG[:, :-1], RH[:, :-1], RC[:, :-1] = acc
     LG, LH, LC = G - RG, H - RH, C - RC
-    ok = (RC >= mdl) & (RH >= mhs) & (LC >= mdl) & (LH >= mhs) & (j <= nb - 2)
+    ok = _admitted((RC < mdl) | (RH < mhs), (LC < mdl) | (LH < mhs), True) & (j <= nb - 2)
     v = _leaf_gains(LG, LH, RG, RH, lam)
     ok &= v > shift
     best, pos = _first_best(v, ok, reverse=True)
@@ -176,7 +187,8 @@ def best_numeric(hist, n_bins, G, H, C, p: SplitParams, kind):
         seq[:, :, :1] += start
         LGf, LHf, LCf = np.cumsum(seq, axis=2)
         RGf, RHf, RCf = Gf - LGf, Hf - LHf, Cf - LCf
-        okf = (LCf >= mdl) & (LHf >= mhs) & (RCf >= mdl) & (RHf >= mhs) & (j <= nb[fwd] - 1)
+        okf = _admitted((LCf < mdl) | (LHf < mhs), (RCf < mdl) | (RHf < mhs), False)
+        okf &= j <= nb[fwd] - 1
         vf = _leaf_gains(LGf, LHf, RGf, RHf, lam)
         okf &= vf > shift[fwd]
         bf, pf = _first_best(vf, okf, reverse=False)

@@ -9,7 +9,6 @@ import numpy as np
 from rulegen.learn import kernels
 from rulegen.learn.binning import Layout
 from rulegen.learn.histogram_scan import (
-    TIE,
     SplitParams,
     best_categorical_rows,
     best_numeric,
@@ -38,15 +37,14 @@ class BatchSearch:
         best_gain = np.empty(S)
         best_pos = np.empty(S, dtype=np.intp)
         best_left = np.empty(S, dtype=bool)
-        counts = np.empty((S, 2))
+        best_sums = np.empty((S, 3))
         sets = np.zeros((S, lay.cat.size, max(1, p.max_cat_threshold)), dtype=np.intp)
         sizes = np.zeros((S, lay.cat.size), dtype=np.intp)
         kernels.search(hist, lay.off, self.n_bins, lay.num, lay.cat, usable, G, H, C,
-                       estimated, ratio, self.has_nan, self.h_const or 0.0,
-                       self.h_const is not None, lam, max(1, p.min_child_samples), mcw,
-                       p.min_split_gain, TIE, p.cat_smooth, p.cat_l2, p.max_cat_threshold,
+                       estimated, ratio, self.has_nan, lam, max(1, p.min_child_samples), mcw,
+                       p.min_split_gain, p.cat_smooth, p.cat_l2, p.max_cat_threshold,
                        p.min_data_per_group, p.max_cat_to_onehot, gains, best_f, best_gain,
-                       best_pos, best_left, counts, sets, sizes)
+                       best_pos, best_left, best_sums, sets, sizes)
         out = []
         for s in np.flatnonzero(best_f >= 0).tolist():
             i = int(best_f[s])
@@ -55,7 +53,7 @@ class BatchSearch:
                 out.append((s, (i, float(best_gain[s]), sets[s, a, :sizes[s, a]], False)))
             else:
                 out.append((s, (i, float(best_gain[s]), int(best_pos[s]), bool(best_left[s]),
-                                *counts[s].tolist())))
+                                *best_sums[s].tolist())))
         return out
 
     def numpy(self, hist, G, H, C, estimated, ratio, usable, gains):
