@@ -227,8 +227,7 @@ class HistogramSplitFinder:
         ``x <= bound`` in double, bound the upper bound of bin ``cut``. LightGBM reads
         ``|x| <= ZERO`` as 0, which only the bound -ZERO tells from x: there the test is
         ``x < -ZERO``."""
-        # (LightGBM writes the last bin's bound, +inf, as 1e300: AvoidInf)
-        t = 1e300 if cut < 0 else float(self.bins.edges[f][cut])
+        t = np.inf if cut < 0 else float(self.bins.edges[f][cut])
         if t == -ZERO:
             return NumericTest(f, "<", t, "float64")
         return NumericTest(f, "<=", t, "float64")

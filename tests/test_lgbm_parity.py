@@ -1,0 +1,213 @@
+"""lightgbm_style against LightGBM itself, tree by tree: iris, penguins, breast_cancer and
+diabetes, 40 rounds, LightGBM's default parameters and ``min_child_samples=5``.
+
+Every tree has LightGBM's shape, split features and thresholds (the double LightGBM writes),
+the missing direction of every feature that has a NaN bin (a feature without one reads NaN
+as 0 in LightGBM: the IR sends NaN where 0 goes), and its leaf values (LightGBM folds the
+initial score into the first round's leaves; here it is ``base_score``). The bins are
+LightGBM's row by row (``Dataset._dump_text``), and the IR predicts LightGBM's raw scores bit
+for bit on adversarial rows: every threshold and its float64 and float32 neighbours, zeros of
+both signs, LightGBM's zero threshold, NaN and infinities.
+
+tests/data/penguins.csv: the Palmer penguins data (Horst, Hill and Gorman; CC0), as in
+/work/shared/data; the species is the target, the numeric columns the features (island and
+sex, text, are left out).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris
+from targetcheck import assert_targets_exact
+
+from rulegen.ir import evaluate
+from rulegen.ir.nodes import Leaf
+from rulegen.learn.binning import ZERO, bin_features
+from rulegen.learn.lgbm import LightGBMStyleClassifier, LightGBMStyleRegressor
+
+lgb = pytest.importorskip("lightgbm")
+
+ROUNDS = 40
+QUIET = {"n_jobs": 1, "verbose": -1}
+
+
+def penguins():
+    with open(Path(__file__).parent / "data" / "penguins.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    cols = ["bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g", "year"]
+    X = np.array([[float(r[c]) if r[c] else np.nan for c in cols] for r in rows])
+    species = sorted({r["species"] for r in rows})
+    return X, np.array([species.index(r["species"]) for r in rows])
+
+
+DATA = {"iris": lambda: load_iris(return_X_y=True), "penguins": penguins,
+        "breast_cancer": lambda: load_breast_cancer(return_X_y=True),
+        "diabetes": lambda: load_diabetes(return_X_y=True)}
+
+
+@pytest.fixture(scope="module", params=[(name, mcs) for name in DATA for mcs in (20, 5)],
+                ids=lambda p: f"{p[0]}-min_child_samples={p[1]}")
+def pair(request):
+    """(X, rulegen's model, LightGBM's fitted estimator) on one data set."""
+    name, mcs = request.param
+    X, y = DATA[name]()
+    regression = name == "diabetes"
+    ours = (LightGBMStyleRegressor if regression else LightGBMStyleClassifier)(
+        n_estimators=ROUNDS, min_child_samples=mcs).fit(X, y)
+    ref = (lgb.LGBMRegressor if regression else lgb.LGBMClassifier)(
+        n_estimators=ROUNDS, min_child_samples=mcs, **QUIET).fit(X, y)
+    return X, ours.model_, ref
+
+
+def ir_preorder(tree):
+    """(feature, op, threshold, NaN goes left) per split, ("leaf", value) per leaf; left first."""
+    out, stack = [], [0]
+    while stack:
+        nd = tree.nodes[stack.pop()]
+        if isinstance(nd, Leaf):
+            out.append(("leaf", nd.value[0]))
+        else:
+            out.append((nd.test.feature, nd.test.op, nd.test.threshold, nd.missing.child == 0))
+            stack += [nd.children[1], nd.children[0]]
+    return out
+
+
+def lgb_preorder(info):
+    """The same from LightGBM's dump (thresholds printed with 17 digits: exact doubles);
+    NaN's side: ``default_left`` with a NaN bin, else where 0 goes."""
+    out, stack = [], [info["tree_structure"]]
+    while stack:
+        nd = stack.pop()
+        if "leaf_value" in nd:
+            out.append(("leaf", nd["leaf_value"]))
+            continue
+        t = nd["threshold"]
+        t = np.inf if t == 1e300 else t  # the JSON dump writes +inf as 1e300 (the model: inf)
+        nan_left = nd["default_left"] if nd["missing_type"] == "NaN" else 0.0 <= t
+        # LightGBM reads |x| <= kZeroThreshold as 0: its "x <= -ZERO" is the IR's "x < -ZERO"
+        out.append((nd["split_feature"], "<" if t == -ZERO else "<=", t, nan_left))
+        stack += [nd["right_child"], nd["left_child"]]
+    return out
+
+
+def test_every_tree_is_lightgbms(pair):
+    X, model, ref = pair
+    info = ref.booster_.dump_model()["tree_info"]
+    K = len(model.base_score)
+    assert len(model.trees) == len(info) == ROUNDS * K
+    leaves = 0
+    for t, (tree, lt) in enumerate(zip(model.trees, info)):
+        ours, theirs = ir_preorder(tree), lgb_preorder(lt)
+        assert [n[:1] if n[0] == "leaf" else n for n in ours] == \
+            [n[:1] if n[0] == "leaf" else n for n in theirs], f"tree {t}"
+        for a, b in zip(ours, theirs):
+            if a[0] == "leaf":
+                # LightGBM adds the initial score to the first round's leaves
+                value = a[1] + model.base_score[t] if t < K and model.base_score[t] else a[1]
+                assert value == pytest.approx(b[1], rel=1e-12, abs=0), f"tree {t}"
+                assert value == b[1], f"tree {t}: not bit for bit"  # what holds today
+                leaves += 1
+    assert leaves > 2 * len(info)  # trees that split
+
+
+def probe_rows(X, model):
+    """For every split, a data row that reaches it with the split's feature set to the
+    threshold, one double either side, its float32 rounding and that float's neighbours,
+    zeros of both signs, LightGBM's zero threshold and its neighbours, tiny values, NaN,
+    infinities and 1e300 (LightGBM's written +inf)."""
+    special = [0.0, -0.0, ZERO, -ZERO, np.nextafter(ZERO, 1), np.nextafter(-ZERO, -1), 1e-40,
+               -1e-40, np.nan, np.inf, -np.inf, 1e300, -1e300, np.nextafter(1e300, np.inf)]
+    rows = []
+    for tree in model.trees:
+        reach = [None] * len(tree.nodes)
+        reach[0] = np.arange(len(X))
+        for i, nd in enumerate(tree.nodes):  # children have larger ids than their parent
+            if isinstance(nd, Leaf) or reach[i] is None or not len(reach[i]):
+                continue
+            r, test = reach[i], nd.test
+            x = X[r, test.feature]
+            left = np.where(np.isnan(x), nd.missing.child == 0,
+                            x <= test.threshold if test.op == "<=" else x < test.threshold)
+            reach[nd.children[0]], reach[nd.children[1]] = r[left], r[~left]
+            t = test.threshold
+            with np.errstate(over="ignore"):
+                t32 = np.float32(t)  # (1e300 is inf in float32)
+            values = special + [t, np.nextafter(t, np.inf), np.nextafter(t, -np.inf), float(t32),
+                                float(np.nextafter(t32, np.float32(np.inf))),
+                                float(np.nextafter(t32, np.float32(-np.inf)))]
+            block = np.repeat(X[r[:1]], len(values), axis=0)
+            block[:, test.feature] = values
+            rows.append(block)
+    return np.vstack(rows)
+
+
+def test_ir_predicts_lightgbms_raw_scores_bit_for_bit(pair):
+    X, model, ref = pair
+    P = np.vstack([X, probe_rows(X, model)])
+    want = ref.predict(P, raw_score=True).reshape(len(P), -1)
+    assert np.array_equal(evaluate.raw_scores(model, P), want)
+    # float32 input: LightGBM widens it to double, as the IR does
+    with np.errstate(over="ignore"):
+        P32 = P.astype(np.float32)
+    want32 = ref.predict(P32, raw_score=True).reshape(len(P), -1)
+    assert np.array_equal(evaluate.raw_scores(model, P32.astype(np.float64)), want32)
+
+
+def test_generated_code_is_the_ir():
+    X, y = penguins()  # NaN, three classes
+    model = LightGBMStyleClassifier(n_estimators=5, min_child_samples=5).fit(X, y).model_
+    assert_targets_exact(model, np.vstack([X[:30], probe_rows(X, model)[::5]]), n_random=10)
+
+
+def lgb_bins(X, params):
+    """LightGBM's bin of every value (Dataset._dump_text); None for a feature it drops."""
+    ds = lgb.Dataset(X, params={"verbose": -1, **params}).construct()
+    fd, path = tempfile.mkstemp()
+    os.close(fd)
+    try:
+        ds._dump_text(path)
+        lines = Path(path).read_text().splitlines()[-len(X):]
+    finally:
+        os.remove(path)
+    cells = [[c.strip() for c in line.split(",") if c.strip()] for line in lines]
+    cols = list(zip(*cells))
+    return [None if col[0] == "NA" else np.array(col, dtype=int) for col in cols]
+
+
+def odd_columns():
+    """Zeros, both signs, tiny values, values one double apart, a heavy value, NaN."""
+    rng = np.random.default_rng(7)
+    n = 3000
+    a = np.round(rng.normal(size=n), 2)
+    a[:400] = 0.0
+    a[400:420] = 1e-36  # |x| <= kZeroThreshold: zero to LightGBM
+    a[420:440] = -1.00000001e-35  # the same, though beyond the double 1e-35
+    b = rng.exponential(size=n)
+    b[::3] = np.nextafter(b[1::3], np.inf)[: len(b[::3])]  # neighbours one double apart
+    c = np.where(rng.random(n) < 0.8, 2.5, rng.normal(size=n))  # one value holds 80%
+    d = -rng.integers(1, 40, n) * 0.1
+    X = np.column_stack([a, b, c, d, rng.random(n)])
+    X[rng.random(X.shape) < 0.05] = np.nan
+    return X
+
+
+@pytest.mark.parametrize("params", [{}, {"min_data_in_bin": 1}, {"min_data_in_bin": 7},
+                                    {"max_bin": 16, "min_data_in_leaf": 200},
+                                    {"max_bin": 63, "min_data_in_leaf": 5}])
+def test_bins_are_lightgbms_row_by_row(params):
+    for X in [odd_columns(), *(DATA[name]()[0] for name in DATA)]:
+        want = lgb_bins(X, params)
+        got = bin_features(X, {}, params.get("max_bin", 255),
+                           min_data_in_bin=params.get("min_data_in_bin", 3),
+                           min_data_in_leaf=params.get("min_data_in_leaf", 20))
+        for f, codes in enumerate(want):
+            if codes is None:  # LightGBM drops it (feature_pre_filter): one bin here
+                assert got.n_bins[f] == 1
+            else:
+                assert np.array_equal(got.codes[f], codes), f"feature {f}"
