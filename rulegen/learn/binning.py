@@ -1,38 +1,39 @@
-"""Feature binning for histogram boosting: every value becomes a small integer bin.
+"""Feature binning for histogram boosting: LightGBM's bins, value for value.
 
 A numeric feature gets at most ``max_bin`` bins: value bins, and one *missing bin* for NaN if
-it has missing values (LightGBM's count). The missing bin comes right after a feature's value
-bins (code ``n_bins[f]``), so a feature's histogram is exactly ``n_bins[f] + 1`` long and
-histograms of many features pack end to end without padding.
+its sample has missing values (LightGBM's count). The missing bin comes right after a
+feature's value bins (code ``n_bins[f]``), so a feature's histogram is exactly
+``n_bins[f] + 1`` long and histograms of many features pack end to end without padding.
 
-* **Numeric**, from the distinct float32 values (the learners train on float32, as
-  scikit-learn does) and their row counts, with LightGBM's rules (so that the bins, and with
-  them the trees, are LightGBM's):
-  - zero has a bin of its own, ``(-1e-35, 1e-35]``; of the other ``max_bin - 1`` bins the
-    negative values may use a share in proportion to their rows, the positive values get the
-    rest;
-  - on each side, if there are no more distinct values than bins, each value has its own bin;
-    otherwise the bins are filled to equal counts (quantiles): a value holding at least
-    ``rows / bins`` rows gets a bin of its own, and the other bins close once they hold the
-    remaining rows divided by the remaining bins (:func:`_greedy_cuts`);
-  - so a distinct value is never split across bins, and a bin may be empty (zero's when no
-    value is zero).
-  The upper edge of a bin is the float64 midpoint ``u/2 + v/2`` of the last value in it and
-  the first value of the next (exact: a float32 midpoint needs 25 bits, and strictly between
-  them), or -1e-35 / 1e-35 around zero's bin. A value goes to the first bin whose edge it does
-  not exceed: ``bin(x) = #{edges e : e < float32(x)}``. That rule is defined for *every* value,
-  so a split "bins <= b left" is the IR test ``float32(x) <= edges[b]``
-  (:func:`~rulegen.learn.builder.float32_test`): it routes training rows exactly as their
-  bins did, and any unseen value by the same comparison.
+* **Numeric**: LightGBM's ``BinMapper::FindBin`` on the float64 values (LightGBM bins doubles;
+  tests/test_lgbm_parity.py compares every row's bin with its ``Dataset``):
+  - ``|x| <= ZERO`` is zero, ``ZERO`` being LightGBM's kZeroThreshold, the *float* 1e-35
+    (1.0000000180025095e-35 as a double); a value at most one double above the previous one
+    joins it (the larger stands for both); zero is a distinct value between the negative and
+    the positive ones (its count possibly 0);
+  - zero's bin is ``(-ZERO, ZERO]``; the negative values take a share of the other
+    ``max_bin - 1`` bins by rows, the positive ones what is left (FindBinWithZeroAsOneBin);
+  - on each side (GreedyFindBin), with no more distinct values than bins, a bound after each
+    value once ``min_data_in_bin`` rows have gathered; otherwise at most
+    ``min(bins, rows // min_data_in_bin)`` bins of about equal counts: a value holding at
+    least a bin's share of rows gets a bin of its own, a bin closes once it holds the
+    remaining rows divided by the remaining bins, or half that just before a big value;
+  - a bound between values u < v is ``nextafter((u + v) / 2, +inf)`` in double;
+  - a feature on which no cut leaves ``min_data_in_leaf`` sample rows on both sides gets a
+    single bin (LightGBM's feature_pre_filter drops it).
+  A value goes to the first bin whose bound it does not exceed: ``#{bounds e : e < x}``,
+  after ``|x| <= ZERO`` became 0, NaN to the missing bin (or, without one, as 0: LightGBM's
+  missing type None). A split "bins <= b left" is then LightGBM's own test ``x <= bound_b``
+  in double, for every value; only the bound ``-ZERO`` needs ``x < -ZERO`` (LightGBM reads
+  ``x = -ZERO`` as 0).
 * **Categorical.** The bin is the category code (0..m-1); missing is bin m.
 
 A node's **histogram** (:func:`build_histograms`) sums the gradients, hessians and rows of
 its rows per bin, every feature's bins packed end to end (:class:`Layout`).
 
-Binning looks at no more than ``sample`` rows (a seeded random subset, as LightGBM's
-``bin_construct_sample_cnt`` and scikit-learn's ``subsample``); values outside the sample still
-get a bin by the rule above. LightGBM's ``min_data_in_bin`` (3 by default) is not applied: every
-distinct value may have a bin of its own (LightGBM's ``min_data_in_bin=1``).
+Binning looks at no more than ``sample`` rows (as LightGBM's ``bin_construct_sample_cnt``):
+up to 200,000 rows every row decides, as in LightGBM; above, a seeded random subset of
+rulegen's own (LightGBM draws another), and values outside it still get a bin by the rule above.
 """
 
 from __future__ import annotations

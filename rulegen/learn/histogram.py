@@ -14,15 +14,21 @@ says which splits it will likely take next, :meth:`HistogramSplitFinder.prefetch
 histograms come from one bincount when small, and the scans of
 :mod:`rulegen.learn.histogram_scan` (gains, ties, LightGBM's rules) cover every node and
 feature of the batch at once. A node's best split depends on its rows alone, so batching and
-prefetching change the work, never the tree. Child row counts are exact (LightGBM estimates
-them from hessians; the scans see its estimates where it does, see ``_search``). A node that
-saw no missing value of the split feature sends missing values to the child with more rows
-(ties right), as scikit-learn's histogram boosting does.
+prefetching change the work, never the tree.
 
-The best split of a node is the highest gain over its features; gains equal up to 1e-10
-(relative: the same partition summed in another order) go to the lowest feature index. As in
-LightGBM, a feature with no split gaining more than ``min_split_gain`` at a node is not
-searched again below it.
+What LightGBM's arithmetic needs, and this does: the root's sums add every row in row order;
+a child's sums and leaf output are the ones LightGBM's split computes from its scan (the
+left side's, kEpsilon included, the right side's by subtraction); the smaller child (by rows,
+the right one on a tie) gets its histogram built, the larger one's is the parent's minus it,
+rounding residue and all; a feature whose most frequent bin (LightGBM's ``most_freq_bin``) is
+not bin 0 gets that bin's sums as the node's less its other bins (LightGBM's FixHistogram).
+Row counts stay exact here; the scans see LightGBM's estimates from hessians where it uses
+them. NaN at a split goes the learned way for a feature with a NaN bin, where 0 goes for one
+without (LightGBM reads NaN as 0 there).
+
+The best split of a node is the highest gain over its features (LightGBM's: less the
+parent's term and ``min_split_gain``), ties to the lowest feature index. As in LightGBM, a
+feature with no split gaining more than that at a node is not searched again below it.
 """
 
 from __future__ import annotations
@@ -479,7 +485,7 @@ class HistogramSplitFinder:
         table[-1] = missing_left
         # as LightGBM: the children of a categorical split (not one-vs-rest) take their
         # leaf values with the gain's lambda + cat_l2
-        many = cat and nb > self.p.max_cat_to_onehot
+        many = cat and nb + 1 > self.p.max_cat_to_onehot
         l2 = self.p.reg_lambda + (self.p.cat_l2 if many else 0.0)
         return _Split(self, st, gain, i, int(self.feats[i]), table, how, usable, l2,
                       has_missing, None if cat else (LG, LH))

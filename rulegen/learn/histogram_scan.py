@@ -13,12 +13,13 @@ With G, H the node's sums and lambda ``reg_lambda``, a split into (GL, HL), (GR,
 gain more than ``min_split_gain``, each child must keep ``min_child_samples`` rows and a
 hessian sum of ``min_child_weight``.
 
-* **Numeric** (:func:`best_numeric`): "bins <= b left" for every b, from cumulative sums
-  over the bins, tried with the missing bin left and right (the learned default direction);
-  with missing rows present, "every value left, missing right" too (threshold +inf). Ties go
-  as in LightGBM's two scans: missing left wins, and among bins giving the same partition
-  (bins empty at the node) the highest b with missing left (or no missing rows), the lowest
-  with missing right.
+* **Numeric** (:func:`best_numeric`): LightGBM's FindBestThresholdSequentially with its
+  floating-point operations in its order, so that near-ties (a pure node's splits gain
+  rounding noise only, and LightGBM takes them) fall as in LightGBM: the missing-left scan
+  from the top bin down, the missing-right scan (features with a NaN bin) from the bottom up,
+  the kEpsilon terms of the hessians, the node's hessian + 2 kEpsilon, LightGBM's count
+  estimates, its skip / stop rules and ties (the first candidate met). The compiled kernel
+  (:func:`rulegen.learn.kernels.scan_numeric`) is the same loop, bit for bit.
 * **Categorical** (:func:`best_categorical_rows`), codes 0..m-1 (LightGBM's rules, as
   documented and as measured):
   - m <= ``max_cat_to_onehot``: one present category against the rest;
@@ -224,7 +225,7 @@ def best_categorical_rows(hist, m, G, H, C, p) -> tuple[np.ndarray, list]:
     k = present.sum(axis=1)
     # the scalar version's early None: no category, or one category and no missing rows
     live = (k > 0) & ~((k == 1) & (hist[2, :, -1] == 0))
-    onehot = m <= p.max_cat_to_onehot
+    onehot = m + 1 <= p.max_cat_to_onehot  # LightGBM counts its NaN bin among the bins
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         den = H + p.reg_lambda
         parent = np.where(den > 0, G * G / den, 0.0)

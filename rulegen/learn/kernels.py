@@ -305,7 +305,7 @@ def scan_categorical(hist, off, n_bins, cat, usable, G, H, C, est, ratio, lam, m
             if k == 0 or (k == 1 and _count(hist, s, o + m, es, rs) == 0):
                 continue
             best, first, b_t, b_dir = -np.inf, True, 0, 0
-            if m <= max_onehot:  # one present category against the rest, in code order
+            if m + 1 <= max_onehot:  # one category against the rest (LightGBM counts its NaN bin)
                 for c in range(m):
                     v = -np.inf
                     if cnt[c] > 0:

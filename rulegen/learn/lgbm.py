@@ -1,30 +1,35 @@
-"""LightGBM-style boosting: histogram split finding on binned features, leaf-wise growth.
+"""LightGBM-style boosting: histogram split finding on binned features, leaf-wise growth,
+done as LightGBM does it (its trees, thresholds and leaf values, bit for bit, on the data of
+tests/test_lgbm_parity.py).
 
-Every round computes the gradient g and hessian h of the loss at the current raw scores
-(:mod:`rulegen.learn.losses`: squared error; binary log-loss; softmax with LightGBM's hessian
-``K/(K-1) p (1-p)``), multiplies them by the sample weights and grows one tree per output:
+Every round computes LightGBM's gradients and hessians at the current raw scores, rounded to
+float32 as LightGBM keeps them and weighted its way (:mod:`rulegen.learn.lgbm_losses`:
+regression L2; binary log-loss; softmax with hessian ``K/(K-1) p (1-p)``), and grows one tree
+per output:
 
-* features are binned once per fit with LightGBM's rules (:mod:`rulegen.learn.binning`: at
-  most ``max_bin`` value bins per numeric feature, zero's own bin, one missing bin,
-  categories by code);
+* features are binned once per fit with LightGBM's rules from the float64 values
+  (:mod:`rulegen.learn.binning`: ``max_bin``, ``min_data_in_bin``, zero's own bin, one
+  missing bin, categories by code);
 * splits come from per-node gradient/hessian histograms with the parent-minus-sibling trick
-  (:mod:`rulegen.learn.histogram`), gain ``GL^2/(HL+l) + GR^2/(HR+l) - G^2/(H+l)``;
+  (:mod:`rulegen.learn.histogram`) and LightGBM's scans with its arithmetic
+  (:mod:`rulegen.learn.histogram_scan`), gain ``GL^2/(HL+l) + GR^2/(HR+l) - G^2/(H+l)``;
 * growth is **leaf-wise**: the shared :class:`~rulegen.learn.builder.TreeBuilder` in best-first
   mode always splits the leaf with the largest gain, until ``num_leaves`` leaves, no split
   gains more than ``min_split_gain``, or ``max_depth``;
-* leaves hold ``learning_rate * -G/(H+l)`` (LightGBM folds the shrinkage into the leaves too;
-  ``Tree.weight`` stays 1).
+* leaves hold ``learning_rate * -G/(H+l)`` from the sums LightGBM's split computed (LightGBM
+  folds the shrinkage into the leaves too; ``Tree.weight`` stays 1); a tree that never
+  splits outputs 0, as LightGBM's.
 
-The IR: ``base_score`` is the loss's initial score (the weighted mean; the logit of the
-positive rate; symmetric log-priors for K classes -- LightGBM starts from ``log p_k``, which
-differs by a constant and gives the same probabilities), links identity / sigmoid / softmax,
-one tree per class per round (``Tree.output = k``), accumulation float64. A numeric split
-between bins b and b+1 is ``float32(x) <= edge_b`` (a :class:`NumericTest` with dtype float32;
-the edge is the float64 midpoint of the training values around the cut, or +-1e-35 around
-zero's bin), so the IR routes every training row exactly as its bin did, and unseen values by
-the same comparison; +inf for "every value left, missing right". The booster's own training
-scores (``train_raw_``, accumulated from the rows as the bins divided them, never from the
-IR) equal ``evaluate.raw_scores`` on the training rows bit for bit.
+The IR: ``base_score`` is LightGBM's initial score (``boost_from_average``: the mean of the
+float32 labels; the logit of the positive rate; ``log p_k`` per class -- LightGBM folds it
+into the first round's leaves, the IR keeps it apart: the same additions), links identity /
+sigmoid / softmax, one tree per class per round (``Tree.output = k``), accumulation float64.
+A numeric split between bins b and b+1 is LightGBM's ``x <= bound_b`` in double (``x <
+-ZERO`` for the bound -ZERO, see :mod:`rulegen.learn.binning`), +inf for "every value left,
+missing right"; NaN goes the learned way for a feature with a NaN bin, where 0 goes for the
+others. The booster's own training scores (``train_raw_``, accumulated from the rows as the
+bins divided them, never from the IR) equal ``evaluate.raw_scores`` on the training rows bit
+for bit.
 """
 
 from __future__ import annotations
