@@ -285,9 +285,9 @@ def test_gradient_sorted_categories_find_the_best_subset(seed):
     assert gain == pytest.approx(want, rel=1e-9)
     assert frozenset(S.tolist()) in (best_set, frozenset(range(m)) - best_set)
     assert not missing_left
-    # one-vs-rest below max_cat_to_onehot: the best single category
+    # one-vs-rest below max_cat_to_onehot bins (LightGBM counts a NaN bin): the best single category
     one = best_categorical(hf, m, g.sum(), h.sum(), 300.0,
-                           SplitParams(max_cat_to_onehot=m, min_child_samples=1, reg_lambda=0.0))
+                           SplitParams(max_cat_to_onehot=m + 1, min_child_samples=1, reg_lambda=0.0))
     singles = [2 * split_gain(hf[0, c], hf[1, c], g.sum() - hf[0, c], h.sum() - hf[1, c], 0.0)
                for c in range(m)]
     assert one[0] == pytest.approx(max(singles), rel=1e-12) and one[1].tolist() == [int(np.argmax(singles))]
