@@ -594,8 +594,22 @@ def test_bad_parameters_are_one_clear_error():
     X, y = make_friedman1(n_samples=50, random_state=0)
     for kw in ({"num_leaves": 1}, {"reg_lambda": -1}, {"colsample_bytree": 0}, {"max_bin": 1},
                {"learning_rate": 0}, {"max_depth": 0}, {"min_child_samples": -1},
-               {"cat_smooth": float("nan")}):
+               {"cat_smooth": float("nan")}, {"min_data_in_bin": 0}, {"min_data_in_bin": 1.5}):
         with pytest.raises(LearnerError):
             LightGBMStyleRegressor(**kw).fit(X, y)
     with pytest.raises(LearnerError, match="two classes"):
         LightGBMStyleClassifier().fit(X, np.zeros(50))
+
+
+def test_a_bad_min_data_in_bin_on_the_command_line_is_one_line(tmp_path, capsys):
+    from pathlib import Path
+
+    from rulegen.cli import main
+
+    labor = Path(__file__).parent / "data" / "labor.csv"
+    for value in ("0", "-3", "many"):
+        code = main(["fit", str(labor), "--target", "class", "--algorithm", "lightgbm_style",
+                     "--param", f"min_data_in_bin={value}", "-o", str(tmp_path / "m.json")])
+        err = capsys.readouterr().err
+        assert code == 2 and "min_data_in_bin" in err, err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
