@@ -159,6 +159,21 @@ def test_ir_predicts_lightgbms_raw_scores_bit_for_bit(pair):
     assert np.array_equal(evaluate.raw_scores(model, P32.astype(np.float64)), want32)
 
 
+@pytest.mark.parametrize("name", ["iris", "diabetes"])
+def test_weighted_fits_are_lightgbms(name):
+    """Sample weights: LightGBM rounds each weighted gradient to float32 and sums the float32
+    weights in row order for its start; so does the learner."""
+    X, y = DATA[name]()
+    w = np.random.default_rng(0).uniform(0.5, 2.0, len(y))
+    est, ref = ((LightGBMStyleRegressor, lgb.LGBMRegressor) if name == "diabetes"
+                else (LightGBMStyleClassifier, lgb.LGBMClassifier))
+    model = est(n_estimators=ROUNDS).fit(X, y, sample_weight=w).model_
+    fitted = ref(n_estimators=ROUNDS, **QUIET).fit(X, y, sample_weight=w)
+    P = np.vstack([X, probe_rows(X, model)[::3]])
+    assert np.array_equal(evaluate.raw_scores(model, P),
+                          fitted.predict(P, raw_score=True).reshape(len(P), -1))
+
+
 def categorical_data(seed=11, n=1200):
     """Categorical features of 2, 3, 4, 5, 12 and 30 codes, two numeric ones, 5% NaN."""
     rng = np.random.default_rng(seed)

@@ -478,7 +478,7 @@ class HistogramSplitFinder:
             table[how] = True
         else:
             table = np.arange(nb + 1) <= how
-        has_missing = bool(st.hist[2, self.layout.slots(i)][-1] > 0)
+        has_missing = bool(st.hist[2, self.layout.off[i] + nb] > 0)  # its missing bin
         if not cat and not self.has_nan[i]:
             # as LightGBM: a feature without a NaN bin reads NaN as 0
             missing_left = bool(np.searchsorted(self.bins.edges[self.feats[i]], 0.0) <= how)
