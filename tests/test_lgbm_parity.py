@@ -159,6 +159,23 @@ def test_ir_predicts_lightgbms_raw_scores_bit_for_bit(pair):
     assert np.array_equal(evaluate.raw_scores(model, P32.astype(np.float64)), want32)
 
 
+@pytest.mark.parametrize("kw", [
+    # 31 leaves reached with pure nodes: equal gains between leaves fall as in LightGBM
+    # (the lower feature, then the lower leaf index)
+    {"min_data_in_bin": 1, "min_child_samples": 1},
+    {"max_depth": 3, "reg_lambda": 1.0}, {"num_leaves": 7, "min_split_gain": 0.1},
+    {"max_bin": 15, "min_child_weight": 1.0, "learning_rate": 0.3}])
+def test_other_parameters_are_lightgbms(kw):
+    X, y = DATA["breast_cancer"]()
+    model = LightGBMStyleClassifier(n_estimators=ROUNDS, **kw).fit(X, y).model_
+    ref = lgb.LGBMClassifier(n_estimators=ROUNDS, **kw, **QUIET).fit(X, y)
+    info = ref.booster_.dump_model()["tree_info"]
+    for t, (tree, lt) in enumerate(zip(model.trees, info)):
+        assert structure(ir_preorder(tree)) == structure(lgb_preorder(lt)), f"tree {t}"
+    P = np.vstack([X, probe_rows(X, model)[::3]])
+    assert np.array_equal(evaluate.raw_scores(model, P), ref.predict(P, raw_score=True)[:, None])
+
+
 @pytest.mark.parametrize("name", ["iris", "diabetes"])
 def test_weighted_fits_are_lightgbms(name):
     """Sample weights: LightGBM rounds each weighted gradient to float32 and sums the float32

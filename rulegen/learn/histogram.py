@@ -191,6 +191,8 @@ class HistogramSplitFinder:
     features in one set of array operations (the per-node cost on small data is numpy's call
     overhead, not arithmetic)."""
 
+    lightgbm_ties = True  # the builder breaks equal gains between leaves as LightGBM
+
     def __init__(self, bins, feats, g, h, w, params: SplitParams, scale: float = 1.0,
                  fit_cache: dict | None = None):
         self.bins, self.feats = bins, np.asarray(feats, dtype=np.intp)
