@@ -236,7 +236,8 @@ def test_the_chosen_split_is_the_best_over_every_cut_and_missing_side():
     for t in full.model_.trees:
         for nd in t.nodes:
             if isinstance(nd, Split):
-                zero_left = 0.0 <= nd.test.threshold if nd.test.op == "<=" else 0.0 < nd.test.threshold
+                t = nd.test.threshold
+                zero_left = 0.0 <= t if nd.test.op == "<=" else 0.0 < t
                 assert nd.missing.child == (0 if zero_left else 1)
 
 

@@ -111,8 +111,9 @@ def best_numeric(hist, n_bins, G, H, C, p: SplitParams, kind):
     of ``hist`` (3, r, width) -- a feature at a node: value bins, zero padding, the missing
     bin last; the count row holds LightGBM's per-bin counts (its estimates, see
     :meth:`BatchSearch._estimate`). ``G``, ``H``, ``C`` (r,): the node's sums as LightGBM
-    has them (the scans see ``H + 2 kEpsilon``, as LightGBM's); ``kind`` (r,): 0 no NaN bin, 1 a NaN bin, 2 a NaN bin and LightGBM's histogram
-    leaves bin 0 out (its most frequent bin).
+    has them (the scans see ``H + 2 kEpsilon``, as LightGBM's); ``kind`` (r,): 0 no NaN
+    bin, 1 a NaN bin, 2 a NaN bin and LightGBM's histogram leaves bin 0 out (its most
+    frequent bin).
 
     The missing-left scan (every feature) adds bins from the top value bin down to a right
     side starting at (0, kEpsilon, 0), the left side being the node's sums less it; the

@@ -267,16 +267,6 @@ def _score(lg, lh, rg, rh, lam, guard):
 
 
 @_jit
-def _value(lg, lh, lc, rg, rh, rc, lam, min_count, mcw, guard):
-    """A numeric cut's varying part of the gain, -inf where a side is not admissible."""
-    if not _admissible(lc, lh, rc, rh, min_count, mcw):
-        return -np.inf
-    return _score(lg, lh, rg, rh, lam, guard)
-
-
-
-
-@_jit
 def scan_categorical(hist, off, n_bins, cat, usable, G, H, C, est, ratio, lam, min_count,
                      mcw, cat_smooth, cat_l2, max_cat_threshold, mdpg, max_onehot, gains,
                      sets, sizes):

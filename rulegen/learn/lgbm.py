@@ -68,7 +68,8 @@ class _LightGBMStyle(BoostingEstimator):
                  min_child_samples=20, min_child_weight=1e-3, reg_lambda=0.0, min_split_gain=0.0,
                  max_bin=255, subsample=1.0, colsample_bytree=1.0, cat_smooth=10.0, cat_l2=10.0,
                  max_cat_threshold=32, min_data_per_group=100, max_cat_to_onehot=4,
-                 min_data_in_bin=3, validation_fraction=0.1, early_stopping_rounds=None, random_state=None):
+                 min_data_in_bin=3, validation_fraction=0.1, early_stopping_rounds=None,
+                 random_state=None):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.num_leaves = num_leaves

@@ -63,7 +63,9 @@ class LgbSquaredError(_Weighted, SquaredError):
         if self.w32 is None:
             return _f32(F - y), np.ones_like(F)
         w = self.w32[:, None]
-        return _f32(_f32(F - y).astype(np.float32) * w.astype(np.float32)), np.broadcast_to(w, F.shape).copy()
+        # float(float(f - y) * w): the product of two floats, rounded to float
+        g = (F - y).astype(np.float32) * w.astype(np.float32)
+        return g.astype(np.float64), np.broadcast_to(w, F.shape).copy()
 
     def init_score(self, Y, w):
         y = _f32(Y[:, 0])
