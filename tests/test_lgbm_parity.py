@@ -313,3 +313,15 @@ def test_bins_are_lightgbms_row_by_row(params):
                 assert got.n_bins[f] == 1
             else:
                 assert np.array_equal(got.codes[f], codes), f"feature {f}"
+
+
+def test_boosting_stops_where_lightgbm_stops():
+    """Three classes a single feature separates: after 17 rounds no tree can split, and
+    LightGBM stops, dropping that round; so does the learner (n_estimators_ 17, not 30)."""
+    X = np.repeat([[0.0], [1.0], [2.0]], 50, axis=0)
+    y = np.repeat([0, 1, 2], 50)
+    kw = {"n_estimators": 30, "min_child_samples": 5, "num_leaves": 4, "learning_rate": 0.5}
+    est = LightGBMStyleClassifier(**kw).fit(X, y)
+    ref = lgb.LGBMClassifier(**kw, **QUIET).fit(X, y)
+    assert len(est.model_.trees) == ref.booster_.num_trees() == 3 * est.n_estimators_ < 90
+    assert np.array_equal(evaluate.raw_scores(est.model_, X), ref.predict(X, raw_score=True))

@@ -114,13 +114,15 @@ def leaf_index(tree: Tree, X: np.ndarray, features) -> np.ndarray:
 def boost(loss: Loss, Y, w, fit_tree: FitTree, *, n_estimators: int, rng, features,
           tree_weight: float = 1.0, subsample: float = 1.0,
           base_score=None, validation=None, patience: int | None = None, tol: float = 0.0,
-          keep_best: bool = False, progress=None) -> BoostResult:
+          keep_best: bool = False, progress=None, stop_when_constant: bool = False) -> BoostResult:
     """Run the rounds. ``Y`` (n, K) and ``w`` (n,) are the training targets and weights,
     ``features`` the IR Feature records (the evaluator routes validation rows with them);
     ``validation`` is ``(X_val float64, Y_val, w_val)`` or None; with ``patience`` the loop
     stops once that many rounds in a row failed to improve the best validation loss by more
     than ``tol``, keeping every fitted round, or only those up to the best one if
-    ``keep_best``. ``progress(done, n_estimators)`` is called after every round."""
+    ``keep_best``. ``progress(done, n_estimators)`` is called after every round. With
+    ``stop_when_constant``, a round after the first whose trees are all single leaves is
+    dropped and ends the loop (LightGBM: "no more leaves that meet the split requirements")."""
     n, K = Y.shape
     base = np.asarray(loss.init_score(Y, w) if base_score is None else base_score, dtype=np.float64)
     raw = np.tile(base, (n, 1))
@@ -143,6 +145,9 @@ def boost(loss: Loss, Y, w, fit_tree: FitTree, *, n_estimators: int, rng, featur
                     out_val = tree_weight * out_val
                 raw_val[:, k] = raw_val[:, k] + out_val
             result.trees.append(Tree(tree.nodes, output=k if K > 1 else None, weight=tree_weight))
+        if stop_when_constant and r > 0 and all(len(t.nodes) == 1 for t in result.trees[-K:]):
+            del result.trees[-K:]
+            break
         result.n_rounds = r + 1
         result.train_loss.append(loss.value(Y, raw, w))
         if progress is not None:
@@ -263,7 +268,8 @@ class BoostingEstimator(Estimator):
                        rng=rng, features=features, tree_weight=settings["tree_weight"],
                        subsample=settings["subsample"], base_score=base,
                        validation=validation, patience=settings["patience"],
-                       tol=settings["tol"], keep_best=settings["keep_best"], progress=progress)
+                       tol=settings["tol"], keep_best=settings["keep_best"], progress=progress,
+                       stop_when_constant=settings.get("stop_when_constant", False))
         self.model_ = make_model(names, cat_labels, target, result.trees, self._algorithm,
                                  self.get_params(), n, link=loss.link,
                                  base_score=tuple(float(b) for b in result.base_score))

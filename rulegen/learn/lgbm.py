@@ -127,6 +127,7 @@ class _LightGBMStyle(BoostingEstimator):
                 "patience": check_count("early_stopping_rounds", self.early_stopping_rounds,
                                         none_ok=True),
                 "tol": 0.0, "validation_fraction": float(vf), "keep_best": True,
+                "stop_when_constant": True,  # as LightGBM's boosting
                 "base_score": None}
 
     def _tree_fitter(self, data, loss, rng, settings):
