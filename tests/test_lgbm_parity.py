@@ -325,3 +325,46 @@ def test_boosting_stops_where_lightgbm_stops():
     ref = lgb.LGBMClassifier(**kw, **QUIET).fit(X, y)
     assert len(est.model_.trees) == ref.booster_.num_trees() == 3 * est.n_estimators_ < 90
     assert np.array_equal(evaluate.raw_scores(est.model_, X), ref.predict(X, raw_score=True))
+
+
+def random_case(seed):
+    """Numeric columns of several kinds (normal, rounded, small integers of both signs,
+    zero-heavy, large negative, one value holding 80%), some with NaN, and a target; random
+    parameters."""
+    rng = np.random.default_rng(seed)
+    n, p = int(rng.integers(60, 1500)), int(rng.integers(1, 7))
+    cols = []
+    for _ in range(p):
+        c = [rng.normal(size=n), np.round(rng.normal(size=n), 1),
+             rng.integers(-3, 4, n).astype(float),
+             np.where(rng.random(n) < 0.6, 0.0, rng.exponential(size=n)),
+             -rng.exponential(size=n) * 1e3,
+             np.where(rng.random(n) < 0.8, 7.25, rng.normal(size=n))][int(rng.integers(0, 6))]
+        if rng.random() < 0.5:
+            c[rng.random(n) < rng.uniform(0, 0.3)] = np.nan
+        cols.append(c)
+    X = np.column_stack(cols)
+    z = np.nan_to_num(X).sum(axis=1) + rng.normal(size=n)
+    kw = {"n_estimators": 30, "min_child_samples": int(rng.choice([1, 3, 5, 20])),
+          "num_leaves": int(rng.choice([4, 15, 31])), "max_bin": int(rng.choice([7, 63, 255])),
+          "min_data_in_bin": int(rng.choice([1, 3, 5])),
+          "reg_lambda": float(rng.choice([0.0, 1.0])),
+          "learning_rate": float(rng.choice([0.1, 0.5]))}
+    return X, z, kw
+
+
+@pytest.mark.parametrize("seed", range(0, 40, 4))
+def test_random_numeric_data_gets_lightgbms_model(seed):
+    X, z, kw = random_case(seed)
+    task = ("regression", "binary", "multiclass")[seed % 3]
+    if task == "regression":
+        est, ref, y = LightGBMStyleRegressor, lgb.LGBMRegressor, z
+    else:
+        edges = [np.median(z)] if task == "binary" else np.quantile(z, [0.3, 0.7])
+        est, ref, y = LightGBMStyleClassifier, lgb.LGBMClassifier, np.digitize(z, edges)
+    model = est(**kw).fit(X, y).model_
+    fitted = ref(**kw, **QUIET).fit(X, y)
+    assert len(model.trees) == fitted.booster_.num_trees()
+    P = np.vstack([X, probe_rows(X, model)[::5]])
+    assert np.array_equal(evaluate.raw_scores(model, P),
+                          fitted.predict(P, raw_score=True).reshape(len(P), -1))
