@@ -54,7 +54,7 @@ def best_categorical(hf, m, G, H, C, p: SplitParams):
     k = len(present)
     if k == 0 or (k == 1 and hf[2, -1] == 0):
         return None
-    if m <= p.max_cat_to_onehot:
+    if m + 1 <= p.max_cat_to_onehot:  # LightGBM counts its NaN bin among the bins
         sets = [present[i:i + 1] for i in range(k)]
         SG, SH, SC = Gc[present], Hc[present], Cc[present]
         lam = p.reg_lambda

@@ -178,9 +178,10 @@ class Estimator:
         changed = [f"{k}={v!r}" for k, v in self.get_params().items() if v != defaults[k]]
         return f"{type(self).__name__}({', '.join(changed)})"
 
-    def _check_X(self, X, feature_names):
-        """X as float32 and the feature names. A DataFrame's text and ``category`` columns
-        become category codes (rulegen.learn.frames); ``_check_categorical`` adds them."""
+    def _check_X(self, X, feature_names, float64=False):
+        """X as float32 and the feature names (and with ``float64``, X as float64 too, last).
+        A DataFrame's text and ``category`` columns become category codes
+        (rulegen.learn.frames); ``_check_categorical`` adds them."""
         sklearn_api.check_not_sparse(X)
         frame_names = column_names(X)
         if feature_names is None and frame_names is not None:
@@ -221,6 +222,8 @@ class Estimator:
                 raise LearnerError(f"feature_names must be {p} non-empty strings, got {names!r}")
             if len(set(names)) != p:
                 raise LearnerError(f"feature_names must be unique, got {names!r}")
+        if float64:
+            return X32, names, A.astype(np.float64, copy=False)
         return X32, names
 
     @staticmethod

@@ -1,43 +1,45 @@
-"""Feature binning for histogram boosting: every value becomes a small integer bin.
+"""Feature binning for histogram boosting: LightGBM's bins, value for value.
 
 A numeric feature gets at most ``max_bin`` bins: value bins, and one *missing bin* for NaN if
-it has missing values (LightGBM's count). The missing bin comes right after a feature's value
-bins (code ``n_bins[f]``), so a feature's histogram is exactly ``n_bins[f] + 1`` long and
-histograms of many features pack end to end without padding.
+its sample has missing values (LightGBM's count). The missing bin comes right after a
+feature's value bins (code ``n_bins[f]``), so a feature's histogram is exactly
+``n_bins[f] + 1`` long and histograms of many features pack end to end without padding.
 
-* **Numeric**, from the distinct float32 values (the learners train on float32, as
-  scikit-learn does) and their row counts, with LightGBM's rules (so that the bins, and with
-  them the trees, are LightGBM's):
-  - zero has a bin of its own, ``(-1e-35, 1e-35]``; of the other ``max_bin - 1`` bins the
-    negative values may use a share in proportion to their rows, the positive values get the
-    rest;
-  - on each side, if there are no more distinct values than bins, each value has its own bin;
-    otherwise the bins are filled to equal counts (quantiles): a value holding at least
-    ``rows / bins`` rows gets a bin of its own, and the other bins close once they hold the
-    remaining rows divided by the remaining bins (:func:`_greedy_cuts`);
-  - so a distinct value is never split across bins, and a bin may be empty (zero's when no
-    value is zero).
-  The upper edge of a bin is the float64 midpoint ``u/2 + v/2`` of the last value in it and
-  the first value of the next (exact: a float32 midpoint needs 25 bits, and strictly between
-  them), or -1e-35 / 1e-35 around zero's bin. A value goes to the first bin whose edge it does
-  not exceed: ``bin(x) = #{edges e : e < float32(x)}``. That rule is defined for *every* value,
-  so a split "bins <= b left" is the IR test ``float32(x) <= edges[b]``
-  (:func:`~rulegen.learn.builder.float32_test`): it routes training rows exactly as their
-  bins did, and any unseen value by the same comparison.
+* **Numeric**: LightGBM's ``BinMapper::FindBin`` on the float64 values (LightGBM bins doubles;
+  tests/test_lgbm_parity.py compares every row's bin with its ``Dataset``):
+  - ``|x| <= ZERO`` is zero, ``ZERO`` being LightGBM's kZeroThreshold, the *float* 1e-35
+    (1.0000000180025095e-35 as a double); a value at most one double above the previous one
+    joins it (the larger stands for both); zero is a distinct value between the negative and
+    the positive ones (its count possibly 0);
+  - zero's bin is ``(-ZERO, ZERO]``; the negative values take a share of the other
+    ``max_bin - 1`` bins by rows, the positive ones what is left (FindBinWithZeroAsOneBin);
+  - on each side (GreedyFindBin), with no more distinct values than bins, a bound after each
+    value once ``min_data_in_bin`` rows have gathered; otherwise at most
+    ``min(bins, rows // min_data_in_bin)`` bins of about equal counts: a value holding at
+    least a bin's share of rows gets a bin of its own, a bin closes once it holds the
+    remaining rows divided by the remaining bins, or half that just before a big value;
+  - a bound between values u < v is ``nextafter((u + v) / 2, +inf)`` in double;
+  - a feature on which no cut leaves ``min_data_in_leaf`` sample rows on both sides gets a
+    single bin (LightGBM's feature_pre_filter drops it).
+  A value goes to the first bin whose bound it does not exceed: ``#{bounds e : e < x}``,
+  after ``|x| <= ZERO`` became 0, NaN to the missing bin (or, without one, as 0: LightGBM's
+  missing type None). A split "bins <= b left" is then LightGBM's own test ``x <= bound_b``
+  in double, for every value; only the bound ``-ZERO`` needs ``x < -ZERO`` (LightGBM reads
+  ``x = -ZERO`` as 0).
 * **Categorical.** The bin is the category code (0..m-1); missing is bin m.
 
 A node's **histogram** (:func:`build_histograms`) sums the gradients, hessians and rows of
 its rows per bin, every feature's bins packed end to end (:class:`Layout`).
 
-Binning looks at no more than ``sample`` rows (a seeded random subset, as LightGBM's
-``bin_construct_sample_cnt`` and scikit-learn's ``subsample``); values outside the sample still
-get a bin by the rule above. LightGBM's ``min_data_in_bin`` (3 by default) is not applied: every
-distinct value may have a bin of its own (LightGBM's ``min_data_in_bin=1``).
+Binning looks at no more than ``sample`` rows (as LightGBM's ``bin_construct_sample_cnt``):
+up to 200,000 rows every row decides, as in LightGBM; above, a seeded random subset of
+rulegen's own (LightGBM draws another), and values outside it still get a bin by the rule above.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,7 +47,8 @@ import numpy as np
 from rulegen.learn import kernels
 
 BIN_SAMPLE = 200_000
-ZERO = 1e-35  # |x| <= ZERO is zero (LightGBM's kZeroThreshold)
+ZERO = float(np.float32(1e-35))  # LightGBM's kZeroThreshold: the float 1e-35f, as a double
+MIN_DATA_IN_BIN = 3  # LightGBM's default
 
 
 @dataclass
@@ -63,83 +66,198 @@ class Bins:
     width: int
     is_categorical: np.ndarray
     has_missing: np.ndarray  # (p,) the column has NaN (LightGBM's missing type)
+    # (p,) LightGBM's most_freq_bin (-1: categorical). Its histograms leave bin 0 out when
+    # that is 0 (``offset`` 1), and otherwise hold the node's sums less the other bins there
+    most_freq: np.ndarray | None = None
 
 
-def _greedy_cuts(counts: np.ndarray, max_bin: int) -> np.ndarray:
-    """Where equal-count bins end: indices i such that a bin closes after distinct value i.
 
-    A value holding at least ``n / max_bin`` rows is *big* and gets a bin of its own; the
-    other bins share the remaining rows: a bin closes once it holds the remaining small rows
-    divided by the remaining bins (re-computed after every bin), or just before a big value
-    if it already holds half that. The loop is over bins (at most ``max_bin``), each found by
-    a search in the cumulative counts."""
-    d = len(counts)
+
+def _div(a, b) -> float:
+    """a / b as C++ divides doubles (x/0 is +-inf or NaN, no exception)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.float64(a) / np.float64(b))
+
+
+def _upper(a: float, b: float) -> float:
+    """LightGBM's bin bound between distinct values a < b: the double just above their
+    midpoint, (a + b) / 2 computed in double (GetDoubleUpperBound)."""
+    return float(np.nextafter((a + b) / 2.0, np.inf))
+
+
+def _close(a: float, b: float) -> bool:
+    """LightGBM's CheckDoubleEqualOrdered: b is at most one double above a."""
+    return b <= float(np.nextafter(a, np.inf))
+
+
+def _reach(cum, start: int, base: int, size: float) -> int:
+    """The first i >= start with ``cum[i] - base >= size`` (LightGBM compares the bin's
+    integer count with the double ``size``; ``base + size`` may round, so the search's
+    answer is checked exactly on both sides)."""
+    i = max(start, int(np.searchsorted(cum, base + size, side="left")))
+    while i > start and int(cum[i - 1]) - base >= size:
+        i -= 1
+    while i < len(cum) and int(cum[i]) - base < size:
+        i += 1
+    return i
+
+
+def greedy_bounds(u, counts, max_bin: int, total: int, min_data_in_bin: int) -> list:
+    """LightGBM's GreedyFindBin: upper bounds of the bins of the sorted distinct values ``u``
+    holding ``counts`` rows (``total`` in all), the last bound +inf. Few values: a bound
+    after every value once ``min_data_in_bin`` rows have gathered. Many: at most
+    ``min(max_bin, total // min_data_in_bin)`` bins of about equal counts, a value of at
+    least a bin's share of rows in a bin of its own; the loop runs over bins, each end found
+    by a search in the cumulative counts."""
+    d = len(u)
+    bounds = []
     if d <= max_bin:
-        return np.arange(d - 1)
-    n = float(counts.sum())
-    big = counts >= n / max_bin
-    bins_left = max_bin - int(big.sum())
-    small_total = n - float(counts[big].sum())
-    small_cum = np.cumsum(np.where(big, 0, counts))  # small rows up to and including i
-    cum = np.cumsum(counts)
+        cur = 0
+        for i in range(d - 1):
+            cur += int(counts[i])
+            if cur >= min_data_in_bin:
+                v = _upper(u[i], u[i + 1])
+                if not bounds or not _close(bounds[-1], v):
+                    bounds.append(v)
+                    cur = 0
+        return bounds + [np.inf]
+    if min_data_in_bin > 0:
+        max_bin = max(1, min(max_bin, total // min_data_in_bin))
+    big = counts >= _div(total, max_bin)
+    rest_bins = max_bin - int(big.sum())
+    rest_rows = total - int(counts[big].sum())
+    mean = _div(rest_rows, rest_bins)
+    cum = np.cumsum(counts)  # rows up to and including value i
+    small_cum = np.cumsum(np.where(big, 0, counts))
     big_at = np.flatnonzero(big)
-    size = small_total / bins_left if bins_left > 0 else np.inf
+    before_big = big_at - 1  # values followed by a big one
+    before_big = before_big[before_big >= 0]
     cuts, start = [], 0
-    while start < d - 1 and len(cuts) < max_bin - 1:
-        before = float(cum[start - 1]) if start else 0.0
-        i = int(np.searchsorted(cum, before + size, side="left"))  # where the bin is full
+    while start < d - 1:
+        base = int(cum[start - 1]) if start else 0
+        # the bin closes at the first i >= start where value i is big, or the bin holds
+        # ``mean`` rows, or value i+1 is big and the bin holds max(1, mean/2) rows
+        ends = [d - 1]
         k = int(np.searchsorted(big_at, start))
-        nxt = int(big_at[k]) if k < len(big_at) else d  # the next big value closes its own bin
-        i = min(i, nxt)
-        if start <= nxt - 1 < d - 1 and cum[nxt - 1] - before >= max(1.0, 0.5 * size):
-            i = min(i, nxt - 1)
+        if k < len(big_at):
+            ends.append(int(big_at[k]))
+        if not math.isnan(mean):  # (NaN: no bin is ever full)
+            ends.append(_reach(cum, start, base, mean))
+            j = _reach(cum, start, base, max(1.0, mean * 0.5))
+            k = int(np.searchsorted(before_big, j))
+            if k < len(before_big):
+                ends.append(int(before_big[k]))
+        i = min(ends)
         if i >= d - 1:
             break
         cuts.append(i)
+        if len(cuts) >= max_bin - 1:
+            break
         if not big[i]:
-            bins_left -= 1
-            size = (small_total - small_cum[i]) / bins_left if bins_left > 0 else np.inf
+            rest_bins -= 1
+            mean = _div(rest_rows - int(small_cum[i]), rest_bins)
         start = i + 1
-    return np.asarray(cuts, dtype=np.intp)
+    for i in cuts:
+        v = _upper(u[i], u[i + 1])
+        if not bounds or not _close(bounds[-1], v):
+            bounds.append(v)
+    return bounds + [np.inf]
 
 
-def _side_edges(u, counts, max_bin):
-    cut = _greedy_cuts(counts, max_bin)
-    return u[cut] / 2.0 + u[cut + 1] / 2.0
+def distinct_values(x, total: int):
+    """LightGBM's distinct values of one feature's sample (FindBin): values with
+    ``|x| <= ZERO`` count as zero, a value at most one double above the previous one joins
+    it (the larger stands for both), and zero is a value (with its count, possibly 0)
+    between the negative and the positive ones. Returns (values, counts, NaN count)."""
+    nan = np.isnan(x)
+    na = int(nan.sum())
+    v = np.sort(x[~nan & (np.abs(x) > ZERO)])
+    zeros = total - len(v) - na
+    if len(v):
+        new = np.ones(len(v), dtype=bool)
+        new[1:] = v[1:] > np.nextafter(v[:-1], np.inf)
+        starts = np.flatnonzero(new)
+        u = v[np.append(starts[1:], len(v)) - 1]  # each group's largest
+        counts = np.diff(np.append(starts, len(v)))
+    else:
+        u, counts = v, np.zeros(0, dtype=np.int64)
+    # zero: in front (all positive), between the signs, or last (all negative)
+    at = int(np.searchsorted(u, 0.0))
+    if len(u) == 0 or (at == 0 and zeros > 0) or (0 < at < len(u)) or (at == len(u) and zeros > 0):
+        u, counts = np.insert(u, at, 0.0), np.insert(counts, at, zeros)
+    return u.astype(np.float64), counts.astype(np.int64), na
 
 
-def numeric_edges(x32: np.ndarray, max_bin: int) -> np.ndarray:
-    """Upper bin edges (float64, increasing) of one numeric column (float32, NaN ignored)."""
-    v = x32[~np.isnan(x32)]
-    if v.size == 0:
-        return np.zeros(0)
-    u, counts = np.unique(v, return_counts=True)
-    u = u.astype(np.float64)
-    neg, pos = u < -ZERO, u > ZERO
-    n_neg, n_pos = int(counts[neg].sum()), int(counts[pos].sum())
-    # zero has a bin of its own, (-ZERO, ZERO]; the negative values may use their share of
-    # the other bins (by rows), the positive ones whatever the negative ones left unused
-    parts, used = [], 0
-    if n_neg:
-        left = _side_edges(u[neg], counts[neg], max(1, int(n_neg / (n_neg + n_pos) * (max_bin - 1))))
-        parts, used = [left, [-ZERO]], len(left) + 1
-    if n_pos:
-        parts += [[ZERO], _side_edges(u[pos], counts[pos], max_bin - 1 - used)]
-    return np.concatenate(parts) if parts else np.zeros(0)
+def numeric_bounds(x, max_bin: int, min_data_in_bin: int = MIN_DATA_IN_BIN,
+                   total: int | None = None) -> tuple[np.ndarray, bool, np.ndarray]:
+    """LightGBM's bins of one numeric feature from its sample ``x`` (float64, NaN missing):
+    (upper bounds of the value bins with the last +inf left out, whether NaN has a bin,
+    rows per bin with the NaN bin last if it has one). ``total``: the sample's size
+    (default len(x)). FindBinWithZeroAsOneBin: zero's bin (-ZERO, ZERO]; the negative values
+    take their share of the other bins by rows, the positive ones what is left."""
+    total = len(x) if total is None else total
+    u, counts, na = distinct_values(x, total)
+    if na:
+        max_bin, total = max_bin - 1, total - na
+    neg = int(np.searchsorted(u, -ZERO, side="right"))  # values <= -ZERO
+    pos = int(np.searchsorted(u, ZERO, side="right"))  # first value > ZERO
+    n_neg, n_zero = int(counts[:neg].sum()), int(counts[neg:pos].sum())
+    bounds = []
+    if neg > 0 and max_bin > 1:
+        share = max(1, int(_div(n_neg, total - n_zero) * (max_bin - 1)))
+        bounds = greedy_bounds(u[:neg], counts[:neg], share, n_neg, min_data_in_bin)
+        bounds[-1] = -ZERO
+    room = max_bin - 1 - len(bounds)
+    if pos < len(u) and room > 0:
+        bounds += [ZERO] + greedy_bounds(u[pos:], counts[pos:], room, int(counts[pos:].sum()),
+                                         min_data_in_bin)
+    else:
+        bounds.append(np.inf)
+    edges = np.array(bounds[:-1], dtype=np.float64)
+    per_bin = np.bincount(np.searchsorted(edges, u, side="left"), weights=counts,
+                          minlength=len(bounds)).astype(np.int64)
+    if na:
+        per_bin = np.append(per_bin, na)
+    return edges, bool(na), per_bin
 
 
-def assign(x32: np.ndarray, edges: np.ndarray, missing_bin: int, dtype) -> np.ndarray:
-    """Bins of one numeric column: ``#{e < x}``, NaN to the missing bin."""
-    b = np.searchsorted(edges, x32.astype(np.float64), side="left")
-    b[np.isnan(x32)] = missing_bin
+def splittable(per_bin, total: int, min_data_in_leaf: int) -> bool:
+    """LightGBM's feature_pre_filter (NeedFilter): some cut between bins (the last bin
+    aside) leaves ``min_data_in_leaf`` rows of the sample on both sides."""
+    left = np.cumsum(per_bin[:-1])
+    return len(per_bin) > 1 and bool(((left >= min_data_in_leaf)
+                                      & (total - left >= min_data_in_leaf)).any())
+
+
+def most_frequent_bin(edges, per_bin, total: int) -> int:
+    """LightGBM's most_freq_bin: the fullest bin (NaN's included) if it holds 70% of the
+    sample (kSparseThreshold), otherwise zero's bin."""
+    top = int(np.argmax(per_bin))
+    zero = int(np.searchsorted(edges, 0.0))
+    return top if top == zero or not float(per_bin[top]) / total < 0.7 else zero
+
+
+def assign(x, edges: np.ndarray, missing_bin: int | None, dtype) -> np.ndarray:
+    """Bins of one numeric column as LightGBM's ValueToBin gives them: ``|x| <= ZERO`` is
+    zero, then the first bin whose upper bound ``x`` does not exceed (``#{e < x}``); NaN to
+    ``missing_bin``, or (None: the feature has no NaN bin) as zero."""
+    x = np.asarray(x, dtype=np.float64)
+    nan = np.isnan(x)
+    v = np.where((np.abs(x) <= ZERO) | (nan & (missing_bin is None)), 0.0, x)
+    b = np.searchsorted(edges, v, side="left")
+    if missing_bin is not None:
+        b[nan] = missing_bin
     return b.astype(dtype)
 
 
-def bin_features(X32: np.ndarray, categorical: dict, max_bin: int = 255,
-                 rng=None, sample: int = BIN_SAMPLE) -> Bins:
-    """Bin every column of ``X32`` (n, p) float32; ``categorical`` maps a column to its
-    number of categories (its values are codes or NaN)."""
-    n, p = X32.shape
+def bin_features(X: np.ndarray, categorical: dict, max_bin: int = 255, rng=None,
+                 sample: int = BIN_SAMPLE, min_data_in_bin: int = MIN_DATA_IN_BIN,
+                 min_data_in_leaf: int = 0) -> Bins:
+    """Bin every column of ``X`` (n, p): numeric columns from their float64 values (LightGBM
+    bins doubles), ``categorical`` maps a column to its number of categories (its values
+    are codes or NaN). A numeric feature LightGBM's feature_pre_filter would drop (no cut
+    leaves ``min_data_in_leaf`` sample rows on both sides) gets a single bin."""
+    n, p = X.shape
     # codes go up to max_bin (a numeric feature's missing bin) or m (a categorical one's)
     top = max([max_bin] + [int(m) for m in categorical.values()])
     dtype = np.uint8 if top < 256 else np.uint16 if top < 65536 else np.int32
@@ -147,27 +265,37 @@ def bin_features(X32: np.ndarray, categorical: dict, max_bin: int = 255,
     if n > sample:
         rng = rng if rng is not None else np.random.default_rng(0)
         pick = np.sort(rng.choice(n, sample, replace=False))
+    total = n if pick is None else sample
+    filter_cnt = int(min_data_in_leaf * total / n)  # LightGBM's filter_cnt
     codes = np.empty((p, n), dtype=dtype)
     n_bins = np.zeros(p, dtype=np.intp)
     edges = []
     is_cat = np.zeros(p, dtype=bool)
+    has_missing = np.zeros(p, dtype=bool)
+    most_freq = np.full(p, -1, dtype=np.intp)
     for f in range(p):  # a loop over features; every row is handled by numpy
-        x = X32[:, f]
+        x = X[:, f]
         if f in categorical:
             is_cat[f] = True
             n_bins[f] = int(categorical[f])
             nan = np.isnan(x)
             codes[f] = np.where(nan, n_bins[f], np.where(nan, 0, x)).astype(dtype)
+            has_missing[f] = bool(nan.any())
             edges.append(np.zeros(0))
             continue
-        xs = x if pick is None else x[pick]
-        # as LightGBM: with missing values, they take one of the max_bin bins
-        e = numeric_edges(xs, max_bin - 1 if np.isnan(xs).any() else max_bin)
+        xs = (x if pick is None else x[pick]).astype(np.float64)
+        e, nan_bin, per_bin = numeric_bounds(xs, max_bin, min_data_in_bin)
+        if not splittable(per_bin, total, filter_cnt):
+            e, nan_bin = np.zeros(0), False  # one bin: never split
+            codes[f] = 0
+        else:
+            codes[f] = assign(x, e, len(e) + 1 if nan_bin else None, dtype)
         n_bins[f] = len(e) + 1
-        codes[f] = assign(x, e, n_bins[f], dtype)
+        has_missing[f] = nan_bin
+        most_freq[f] = most_frequent_bin(e, per_bin, total) if len(e) else 0
         edges.append(e)
-    has_missing = np.array([bool((codes[f] == n_bins[f]).any()) for f in range(p)])
-    return Bins(codes, n_bins, edges, int(n_bins.max(initial=0)) + 1, is_cat, has_missing)
+    return Bins(codes, n_bins, edges, int(n_bins.max(initial=0)) + 1, is_cat, has_missing,
+                most_freq)
 
 
 # --- histograms of binned rows -----------------------------------------------------------

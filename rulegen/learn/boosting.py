@@ -114,13 +114,15 @@ def leaf_index(tree: Tree, X: np.ndarray, features) -> np.ndarray:
 def boost(loss: Loss, Y, w, fit_tree: FitTree, *, n_estimators: int, rng, features,
           tree_weight: float = 1.0, subsample: float = 1.0,
           base_score=None, validation=None, patience: int | None = None, tol: float = 0.0,
-          keep_best: bool = False, progress=None) -> BoostResult:
+          keep_best: bool = False, progress=None, stop_when_constant: bool = False) -> BoostResult:
     """Run the rounds. ``Y`` (n, K) and ``w`` (n,) are the training targets and weights,
     ``features`` the IR Feature records (the evaluator routes validation rows with them);
     ``validation`` is ``(X_val float64, Y_val, w_val)`` or None; with ``patience`` the loop
     stops once that many rounds in a row failed to improve the best validation loss by more
     than ``tol``, keeping every fitted round, or only those up to the best one if
-    ``keep_best``. ``progress(done, n_estimators)`` is called after every round."""
+    ``keep_best``. ``progress(done, n_estimators)`` is called after every round. With
+    ``stop_when_constant``, a round after the first whose trees are all single leaves is
+    dropped and ends the loop (LightGBM: "no more leaves that meet the split requirements")."""
     n, K = Y.shape
     base = np.asarray(loss.init_score(Y, w) if base_score is None else base_score, dtype=np.float64)
     raw = np.tile(base, (n, 1))
@@ -143,6 +145,9 @@ def boost(loss: Loss, Y, w, fit_tree: FitTree, *, n_estimators: int, rng, featur
                     out_val = tree_weight * out_val
                 raw_val[:, k] = raw_val[:, k] + out_val
             result.trees.append(Tree(tree.nodes, output=k if K > 1 else None, weight=tree_weight))
+        if stop_when_constant and r > 0 and all(len(t.nodes) == 1 for t in result.trees[-K:]):
+            del result.trees[-K:]
+            break
         result.n_rounds = r + 1
         result.train_loss.append(loss.value(Y, raw, w))
         if progress is not None:
@@ -189,6 +194,7 @@ class TrainingData:
     w: np.ndarray  # (n,) sample weights
     features: tuple  # IR Feature records (categorical ones with their labels)
     categorical: dict  # column -> number of categories
+    X64: np.ndarray | None = None  # (n, p) float64, for fitters with ``_float64``
 
 
 class BoostingEstimator(Estimator):
@@ -204,6 +210,8 @@ class BoostingEstimator(Estimator):
     # tree fitters that read X by feature get TrainingData.X32 as the transpose of a
     # (p, n) array: their finders then use that array instead of copying X per tree
     _by_feature = False
+    # tree fitters that bin the float64 values (as LightGBM does) get TrainingData.X64
+    _float64 = False
 
     def fit(self, X, y, sample_weight=None, feature_names=None, categorical_features=None,
             categories=None, progress=None):
@@ -212,7 +220,8 @@ class BoostingEstimator(Estimator):
         ``categories`` optionally their labels; ``progress(done, total)`` is called after
         every boosting round."""
         check_progress(progress)
-        X32, names = self._check_X(X, feature_names)
+        X32, names, *X64 = self._check_X(X, feature_names, float64=self._float64)
+        X64 = X64[0] if X64 else None
         n, p = X32.shape
         cat_labels = self._check_categorical(X32, names, categorical_features, categories)
         settings = self._settings(n, p)
@@ -246,7 +255,8 @@ class BoostingEstimator(Estimator):
         X32t = np.ascontiguousarray(X32t.T).T if self._by_feature else np.ascontiguousarray(X32t)
         del X32  # only X32t from here: one copy of X for the whole fit
         data = TrainingData(X32t, Y[train], w[train], features,
-                            {j: len(v) for j, v in cat_labels.items()})
+                            {j: len(v) for j, v in cat_labels.items()},
+                            None if X64 is None else X64 if validation is None else X64[train])
         if not (data.w > 0).any():
             raise LearnerError("every training row has zero weight")
         fit_tree = self._tree_fitter(data, loss, rng, settings)
@@ -257,7 +267,8 @@ class BoostingEstimator(Estimator):
                        rng=rng, features=features, tree_weight=settings["tree_weight"],
                        subsample=settings["subsample"], base_score=base,
                        validation=validation, patience=settings["patience"],
-                       tol=settings["tol"], keep_best=settings["keep_best"], progress=progress)
+                       tol=settings["tol"], keep_best=settings["keep_best"], progress=progress,
+                       stop_when_constant=settings.get("stop_when_constant", False))
         self.model_ = make_model(names, cat_labels, target, result.trees, self._algorithm,
                                  self.get_params(), n, link=loss.link,
                                  base_score=tuple(float(b) for b in result.base_score))

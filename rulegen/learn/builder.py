@@ -154,19 +154,26 @@ class TreeBuilder:
 
     def _best_first(self, records, root):
         max_leaves = self.limits.max_leaf_nodes
-        heap: list[tuple[float, int]] = []
+        heap: list[tuple] = []
         leaves = 1
+        # LightGBM's order among equal gains: the lower split feature, then the lower leaf
+        # index (a split's left child keeps its leaf's index, the right one takes the next)
+        lgb_ties = getattr(self.finder, "lightgbm_ties", False)
+        leaf_index = {}
 
         def push(nid):
             part = records[nid].partition
             if part is not None:
                 # ties: the earlier node first (sklearn's heap order is unspecified)
-                heapq.heappush(heap, (-part.improvement, nid))
+                key = (part.test.feature, leaf_index[nid]) if lgb_ties else ()
+                heapq.heappush(heap, (-part.improvement, *key, nid))
 
         prefetch = getattr(self.finder, "prefetch", None)
-        push(self._open(records, root, None, 0))
+        first = self._open(records, root, None, 0)
+        leaf_index[first] = 0
+        push(first)
         while heap:
-            _, nid = heapq.heappop(heap)
+            nid = heapq.heappop(heap)[-1]
             rec = records[nid]
             children = rec.partition.children
             if leaves + len(children) - 1 > max_leaves:
@@ -177,11 +184,13 @@ class TreeBuilder:
                 # a finder that searches several nodes at once more cheaply than one by one
                 # learns which splits may follow this one: the leaves waiting in the heap
                 # and how many more splits the leaf budget allows
-                prefetch(rec.partition, lambda: [records[i].partition for _, i in heap],
+                prefetch(rec.partition, lambda: [records[e[-1]].partition for e in heap],
                          max_leaves - leaves + 1, self.limits.max_depth)
             rec.partition.children = []
             for i, child in enumerate(children):
-                push(self._open(records, child, nid, i))
+                cid = self._open(records, child, nid, i)
+                leaf_index[cid] = leaf_index[nid] if i == 0 else leaves - len(children) + i
+                push(cid)
 
     @staticmethod
     def _to_ir(rec: _Record):

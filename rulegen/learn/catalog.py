@@ -128,8 +128,9 @@ CATALOG: dict[str, LearnerInfo] = {
                                   "loss, keeping the best (None: no early stopping)",
          "random_state": "seed for all sampling"}),
     "lightgbm_style": LearnerInfo(
-        "lightgbm_style", "histogram (LightGBM-style) boosting: binned features, leaf-wise "
-        "growth, histogram subtraction, gradient-sorted categorical splits; 2-5x faster "
+        "lightgbm_style", "histogram (LightGBM-style) boosting: LightGBM's bins, scans and "
+        "trees (bit for bit on numeric data), leaf-wise growth, histogram subtraction, "
+        "gradient-sorted categorical splits; 2-5x faster "
         "with numba installed (pip install 'rulegen[fast]'; the first fit after installing "
         "compiles for ~15 s; RULEGEN_JIT=0 turns it off)",
         "rulegen.learn.lgbm:LightGBMStyleClassifier", "rulegen.learn.lgbm:LightGBMStyleRegressor",
@@ -149,8 +150,9 @@ CATALOG: dict[str, LearnerInfo] = {
          "cat_l2": "extra L2 penalty for categorical splits",
          "max_cat_threshold": "most categories on the set side of a split",
          "min_data_per_group": "fewest rows per group of categories between candidate cuts",
-         "max_cat_to_onehot": "features with at most this many categories split one category "
-                              "against the rest",
+         "max_cat_to_onehot": "features with fewer categories than this split one category "
+                              "against the rest (LightGBM counts a NaN bin too)",
+         "min_data_in_bin": "fewest sample rows in a numeric bin (LightGBM's min_data_in_bin)",
          "validation_fraction": "share of rows held out for early stopping",
          "early_stopping_rounds": "stop after this many rounds without a better validation "
                                   "loss, keeping the best (None: no early stopping)",

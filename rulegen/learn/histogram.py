@@ -14,15 +14,21 @@ says which splits it will likely take next, :meth:`HistogramSplitFinder.prefetch
 histograms come from one bincount when small, and the scans of
 :mod:`rulegen.learn.histogram_scan` (gains, ties, LightGBM's rules) cover every node and
 feature of the batch at once. A node's best split depends on its rows alone, so batching and
-prefetching change the work, never the tree. Child row counts are exact (LightGBM estimates
-them from hessians; the scans see its estimates where it does, see ``_search``). A node that
-saw no missing value of the split feature sends missing values to the child with more rows
-(ties right), as scikit-learn's histogram boosting does.
+prefetching change the work, never the tree.
 
-The best split of a node is the highest gain over its features; gains equal up to 1e-10
-(relative: the same partition summed in another order) go to the lowest feature index. As in
-LightGBM, a feature with no split gaining more than ``min_split_gain`` at a node is not
-searched again below it.
+What LightGBM's arithmetic needs, and this does: the root's sums add every row in row order;
+a child's sums and leaf output are the ones LightGBM's split computes from its scan (the
+left side's, kEpsilon included, the right side's by subtraction); the smaller child (by rows,
+the right one on a tie) gets its histogram built, the larger one's is the parent's minus it,
+rounding residue and all; a feature whose most frequent bin (LightGBM's ``most_freq_bin``) is
+not bin 0 gets that bin's sums as the node's less its other bins (LightGBM's FixHistogram).
+Row counts stay exact here; the scans see LightGBM's estimates from hessians where it uses
+them. NaN at a split goes the learned way for a feature with a NaN bin, where 0 goes for one
+without (LightGBM reads NaN as 0 there).
+
+The best split of a node is the highest gain over its features (LightGBM's: less the
+parent's term and ``min_split_gain``), ties to the lowest feature index. As in LightGBM, a
+feature with no split gaining more than that at a node is not searched again below it.
 """
 
 from __future__ import annotations
@@ -33,9 +39,9 @@ import numpy as np
 
 from rulegen.ir.nodes import CategoricalTest, DefaultChild, Leaf, NumericTest
 from rulegen.learn import kernels
-from rulegen.learn.binning import Layout, build_histograms, concatenated
-from rulegen.learn.builder import NodeWork, Partition, float32_test
-from rulegen.learn.histogram_scan import SplitParams
+from rulegen.learn.binning import ZERO, Layout, build_histograms, concatenated
+from rulegen.learn.builder import NodeWork, Partition
+from rulegen.learn.histogram_scan import EPS, SplitParams
 from rulegen.learn.histogram_search import BatchSearch
 
 __all__ = ["HistogramSplitFinder", "SplitParams"]
@@ -53,12 +59,13 @@ class _State:
     sibling (the parent's histogram, kept until the first of the two is searched), its best
     split once searched and its leaf value."""
 
-    __slots__ = ("G", "H", "W", "depth", "family", "found", "hist", "l2", "rows", "usable",
-                 "value")
+    __slots__ = ("G", "H", "W", "depth", "family", "found", "hist", "l2", "out", "rows",
+                 "usable", "value")
 
-    def __init__(self, rows, G, H, W, family=None, usable=None, l2=0.0, depth=0):
+    def __init__(self, rows, G, H, W, family=None, usable=None, l2=0.0, depth=0, out=None):
         self.rows, self.G, self.H, self.W, self.depth = rows, G, H, W, depth
         self.hist, self.family, self.value = None, family, None
+        self.out = out  # LightGBM's leaf output, when its split computed it
         self.found = _UNSEARCHED
         self.usable = usable  # local features still worth searching (None: all)
         self.l2 = l2  # the lambda of its leaf value (categorical splits add cat_l2)
@@ -77,13 +84,14 @@ class _Split:
     ``how`` (categorical). Its rows are divided and its IR test made only when needed
     (leaf-wise growth leaves most of the last frontier's best splits untaken)."""
 
-    __slots__ = ("cut", "f", "finder", "gain", "has_missing", "how", "i", "kids", "l2", "part",
-                 "st", "table", "usable")
+    __slots__ = ("cut", "f", "finder", "gain", "has_missing", "how", "i", "kids", "l2", "left",
+                 "part", "st", "table", "usable")
 
-    def __init__(self, finder, st, gain, i, f, table, how, usable, l2, has_missing):
+    def __init__(self, finder, st, gain, i, f, table, how, usable, l2, has_missing, left=None):
         self.finder, self.st, self.gain, self.i, self.f = finder, st, gain, i, f
         self.table, self.how, self.usable, self.l2 = table, how, usable, l2
         self.has_missing = has_missing  # the node has rows missing this feature
+        self.left = left  # numeric: LightGBM's left sums (g, h with kEpsilon) from its scan
         self.cut = None if isinstance(how, np.ndarray) else how
         self.kids = self.part = None
 
@@ -123,9 +131,17 @@ class _Split:
             fam = _Family(st.hist)
             st.hist = None
             d = st.depth + 1
-            self.kids = (finder.state(left_rows, fam, self.usable, self.l2, GL, HL, d),
-                         finder.state(right_rows, fam, self.usable, self.l2, st.G - GL,
-                                      st.H - HL, d))
+            if self.left is None:
+                sums = ((GL, HL, None), (st.G - GL, st.H - HL, None))
+            else:
+                # as LightGBM's SplitInfo: the children's sums and leaf outputs from the
+                # scan's left side (its hessian holds kEpsilon), the right side by subtraction
+                LG, LH = self.left
+                lam, G, H = self.l2, st.G, st.H + 2 * EPS  # (the hessian the scan saw)
+                sums = ((LG, LH - EPS, -LG / (LH + lam)),
+                        (G - LG, H - LH - EPS, -(G - LG) / ((H - LH) + lam)))
+            self.kids = tuple(finder.state(r, fam, self.usable, self.l2, g, h, d, out)
+                              for r, (g, h, out) in zip((left_rows, right_rows), sums))
         return self.kids
 
 
@@ -175,6 +191,8 @@ class HistogramSplitFinder:
     features in one set of array operations (the per-node cost on small data is numpy's call
     overhead, not arithmetic)."""
 
+    lightgbm_ties = True  # the builder breaks equal gains between leaves as LightGBM
+
     def __init__(self, bins, feats, g, h, w, params: SplitParams, scale: float = 1.0,
                  fit_cache: dict | None = None):
         self.bins, self.feats = bins, np.asarray(feats, dtype=np.intp)
@@ -189,7 +207,15 @@ class HistogramSplitFinder:
             self.layout = Layout(self.n_bins, self.is_cat)
             if shared:
                 fit_cache["layout"] = self.layout
-        self.has_nan = bins.has_missing[self.feats]
+        # 0: no NaN bin; 1: a NaN bin; 2: and LightGBM's histograms leave bin 0 out
+        self.has_nan = bins.has_missing[self.feats].astype(np.int8)
+        most_freq = bins.most_freq[self.feats] if bins.most_freq is not None else None
+        if most_freq is not None:
+            self.has_nan += (self.has_nan > 0) & (most_freq == 0)
+        # LightGBM's FixHistogram: these local features' most frequent bin (> 0) holds the
+        # node's sums less the feature's other bins
+        self.fixed = [] if most_freq is None else [
+            (i, int(most_freq[i])) for i in np.flatnonzero(most_freq > 0).tolist()]
         # squared error: h is constant, so its histogram is the count's multiple (with
         # h = 1 exactly the count), and unit weights make a node's weight its row count
         self.h_const = float(h[0]) if len(h) and np.all(h == h[0]) else None
@@ -205,28 +231,27 @@ class HistogramSplitFinder:
 
     def cut_test(self, f, cut) -> NumericTest:
         """The IR test "bins <= cut go left" of feature f (cut -1: every value), a new
-        object every time (``routes`` tells splits apart by their test's identity); the
-        float32 rounding behind it is worked out once per fit."""
-        tests = self.fit_cache.setdefault("tests", {}) if self.fit_cache is not None else {}
-        t = tests.get((f, cut))
-        if t is None:
-            t = tests[(f, cut)] = float32_test(
-                f, np.inf if cut < 0 else float(self.bins.edges[f][cut]))
-        return NumericTest(f, t.op, t.threshold, t.dtype)
+        object every time (``routes`` tells splits apart by their test's identity): LightGBM's
+        ``x <= bound`` in double, bound the upper bound of bin ``cut``. LightGBM reads
+        ``|x| <= ZERO`` as 0, which only the bound -ZERO tells from x: there the test is
+        ``x < -ZERO``."""
+        t = np.inf if cut < 0 else float(self.bins.edges[f][cut])
+        if t == -ZERO:
+            return NumericTest(f, "<", t, "float64")
+        return NumericTest(f, "<=", t, "float64")
 
     # -- nodes --------------------------------------------------------------------
 
     def state(self, rows, family=None, usable=None, l2=None, G=None, H=None,
-              depth=0) -> _State:
+              depth=0, out=None) -> _State:
         m = len(rows)
-        if self.h_const is not None:
-            H = self.h_const * m
-        elif H is None:
-            H = float(self.h[rows].sum())
-        G = float(self.g[rows].sum()) if G is None else G
+        if H is None:  # the root: LightGBM adds every row's g and h in row order
+            H = float(np.cumsum(self.h[rows])[-1]) if m else 0.0
+        if G is None:
+            G = float(np.cumsum(self.g[rows])[-1]) if m else 0.0
         W = float(m) if self.unit_weights else float(self.w[rows].sum())
         st = _State(rows, G, H, W, family, usable, self.p.reg_lambda if l2 is None else l2,
-                    depth)
+                    depth, out)
         if family is not None:
             family.kids.append(st)
         self.states.append(st)
@@ -255,7 +280,12 @@ class HistogramSplitFinder:
     def summarize(self, node: NodeWork):
         st = node.state
         D = st.H + st.l2
-        st.value = self.scale * (-st.G / D if D > 0 else 0.0)  # newton.leaf_weight
+        if st.family is None:
+            st.value = 0.0  # LightGBM: a tree that never splits outputs 0
+        elif st.out is not None:
+            st.value = self.scale * st.out  # LightGBM's output times the learning rate
+        else:
+            st.value = self.scale * (-st.G / D if D > 0 else 0.0)  # newton.leaf_weight
         self.summarized.append(st)
         return (st.value,), st.W, None
 
@@ -270,6 +300,7 @@ class HistogramSplitFinder:
         if st.found is _UNSEARCHED:
             if st.family is None:  # the root
                 st.hist = self._root_histogram(st.rows)
+                self._fix(st.hist[:, None], [st])
                 self._search([st], st.hist[:, None])
             else:
                 self._search(*self._family_histograms([st.family]))
@@ -279,7 +310,8 @@ class HistogramSplitFinder:
         smaller children's from their rows, the larger's by subtraction. Returns the nodes
         (the smaller children, then the larger in the same order) and their histograms
         (3, nodes, layout.size); each node's ``hist`` is a view of it."""
-        pairs = [(a, b) if len(a.rows) <= len(b.rows) else (b, a) for a, b in
+        # as LightGBM: the left child is the smaller only with strictly fewer rows
+        pairs = [(a, b) if len(a.rows) < len(b.rows) else (b, a) for a, b in
                  (fam.kids for fam in fams)]
         nodes = [s for s, _ in pairs] + [lg for _, lg in pairs]
         P = len(pairs)
@@ -296,16 +328,33 @@ class HistogramSplitFinder:
             kernels.family_histograms(self.bins.codes, self.feats, self.layout.off, rows,
                                       starts, self.g, self.g if hc is not None else self.h,
                                       hc is None, hc or 0.0, hc is not None, parents, hist)
+            if self.fixed:  # the smaller ones' fixed bins, and the larger ones' from them
+                self._fix(hist[:, :P], nodes[:P])
+                for i, b in self.fixed:
+                    j = self.layout.off[i] + b
+                    np.subtract(parents[:2, :, j], hist[:2, :P, j], out=hist[:2, P:, j])
         else:
             hist[:, :P] = self._build([s.rows for s in nodes[:P]])
+            self._fix(hist[:, :P], nodes[:P])
             np.subtract(parents, hist[:, :P], out=hist[:, P:])
-            # bins a larger child has no row in hold exact zeros, not rounding residue, so
-            # that cuts in a run of empty bins tie exactly
-            large = hist[:, P:]
-            np.copyto(large[:2], 0.0, where=large[2] == 0)
         for s, st in enumerate(nodes):
             st.hist = hist[:, s]
         return nodes, hist
+
+    def _fix(self, hist, nodes) -> None:
+        """LightGBM's FixHistogram on ``hist`` (3, len(nodes), size), in place: a feature's
+        most frequent bin (when not bin 0) gets the node's g and h sums less the feature's
+        other bins, subtracted in bin order (the missing bin last)."""
+        if not self.fixed:
+            return
+        P = len(nodes)
+        tot = np.array([[s.G for s in nodes], [s.H for s in nodes]])
+        for i, b in self.fixed:
+            sl = self.layout.slots(i)
+            seq = np.empty((2, P, sl.stop - sl.start))
+            seq[:, :, 0] = tot
+            np.negative(np.delete(hist[:2, :, sl], b, axis=2), out=seq[:, :, 1:])
+            hist[:2, :, sl.start + b] = np.cumsum(seq, axis=2)[:, :, -1]
 
     def _root_histogram(self, rows) -> np.ndarray:
         """The root's histogram. Its row counts are the same every round when the root
@@ -406,7 +455,8 @@ class HistogramSplitFinder:
         G = np.array([s.G for s in nodes])
         H = np.array([s.H for s in nodes])
         estimated = np.zeros(S, dtype=bool) if self.h_const is not None else H > 0
-        ratio = np.divide(C, H, out=np.zeros(S), where=estimated)
+        # LightGBM's counts per unit of hessian, with the hessian its scans see
+        ratio = np.divide(C, H + 2 * EPS, out=np.zeros(S), where=estimated)
         usable = np.array([np.ones(q, dtype=bool) if s.usable is None else s.usable
                            for s in nodes])
         usable[dead] = False
@@ -415,14 +465,14 @@ class HistogramSplitFinder:
         for s, found in search(hist, G, H, C, estimated, ratio, usable, gains):
             # as LightGBM: a feature with no split gaining more than min_split_gain here
             # is not searched again below this node
-            nodes[s].found = self._split(nodes[s], gains[s] > self.p.min_split_gain, *found)
+            nodes[s].found = self._split(nodes[s], gains[s] > 0.0, *found)
 
     # -- applying -------------------------------------------------------------------
 
-    def _split(self, st, usable, i, gain, how, missing_left, n_left=None,
-               n_missing=None) -> _Split:
-        """``n_left``, ``n_missing``: a numeric split's exact row counts in the bins <= its
-        cut and in the missing bin, when the search knows them."""
+    def _split(self, st, usable, i, gain, how, missing_left, LG=None, LH=None,
+               LC=None) -> _Split:
+        """``LG``, ``LH``, ``LC``: a numeric split's left side as LightGBM's scan summed it
+        (g, h with kEpsilon, count)."""
         nb = int(self.n_bins[i])
         cat = isinstance(how, np.ndarray)  # categorical: the set side is child 0
         if cat:
@@ -430,22 +480,17 @@ class HistogramSplitFinder:
             table[how] = True
         else:
             table = np.arange(nb + 1) <= how
-        if n_missing is None:
-            counts = st.hist[2, self.layout.slots(i)]
-            n_missing = counts[-1]
-        has_missing = bool(n_missing > 0)
-        if not cat and not has_missing:
-            # no missing value here: missing values follow the child with more rows
-            if n_left is None:
-                n_left = float(counts[:-1][table[:-1]].sum())
-            missing_left = n_left > len(st.rows) - n_left
+        has_missing = bool(st.hist[2, self.layout.off[i] + nb] > 0)  # its missing bin
+        if not cat and not self.has_nan[i]:
+            # as LightGBM: a feature without a NaN bin reads NaN as 0
+            missing_left = bool(np.searchsorted(self.bins.edges[self.feats[i]], 0.0) <= how)
         table[-1] = missing_left
         # as LightGBM: the children of a categorical split (not one-vs-rest) take their
         # leaf values with the gain's lambda + cat_l2
-        many = cat and nb > self.p.max_cat_to_onehot
+        many = cat and nb + 1 > self.p.max_cat_to_onehot
         l2 = self.p.reg_lambda + (self.p.cat_l2 if many else 0.0)
         return _Split(self, st, gain, i, int(self.feats[i]), table, how, usable, l2,
-                      has_missing)
+                      has_missing, None if cat else (LG, LH))
 
     def leaf_values(self, tree, n: int) -> np.ndarray:
         """The leaf value of every training row 0..n-1 after :meth:`TreeBuilder.build`: the

@@ -13,12 +13,13 @@ With G, H the node's sums and lambda ``reg_lambda``, a split into (GL, HL), (GR,
 gain more than ``min_split_gain``, each child must keep ``min_child_samples`` rows and a
 hessian sum of ``min_child_weight``.
 
-* **Numeric** (:func:`best_numeric`): "bins <= b left" for every b, from cumulative sums
-  over the bins, tried with the missing bin left and right (the learned default direction);
-  with missing rows present, "every value left, missing right" too (threshold +inf). Ties go
-  as in LightGBM's two scans: missing left wins, and among bins giving the same partition
-  (bins empty at the node) the highest b with missing left (or no missing rows), the lowest
-  with missing right.
+* **Numeric** (:func:`best_numeric`): LightGBM's FindBestThresholdSequentially with its
+  floating-point operations in its order, so that near-ties (a pure node's splits gain
+  rounding noise only, and LightGBM takes them) fall as in LightGBM: the missing-left scan
+  from the top bin down, the missing-right scan (features with a NaN bin) from the bottom up,
+  the kEpsilon terms of the hessians, the node's hessian + 2 kEpsilon, LightGBM's count
+  estimates, its skip / stop rules and ties (the first candidate met). The compiled kernel
+  (:func:`rulegen.learn.kernels.scan_numeric`) is the same loop, bit for bit.
 * **Categorical** (:func:`best_categorical_rows`), codes 0..m-1 (LightGBM's rules, as
   documented and as measured):
   - m <= ``max_cat_to_onehot``: one present category against the rest;
@@ -42,7 +43,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-TIE = 1e-10  # relative: gains this close are equal (rounding differs between features)
+from rulegen.learn.kernels import EPS
+
 
 
 @dataclass(frozen=True)
@@ -74,77 +76,132 @@ def _sides(LR, lam, min_count, min_hess, guard):
     return Q[0] + Q[1], ok
 
 
-def best_numeric(hist, n_bins, G, H, C, p: SplitParams, h_const=None, estimated=False,
-                 has_missing=None, has_nan=None):
-    """Per row of ``hist`` (3, r, width) -- a feature at a node -- (gain, bin b,
-    missing_left); gain -inf where no split is allowed. b == n_bins - 1 means every value
-    left, missing right. ``G``, ``H``, ``C``: the node's sums, scalars or one per row;
-    ``estimated``: counts are LightGBM's hessian estimates (scalar or per row).
-    ``h_const``: the hessian row is the count row times it. ``has_missing`` (r,): the
-    node has rows missing the feature -- from the exact counts: an estimate rounds a few
-    missing rows of small hessian to none (default: the count row's missing bin).
-    ``has_nan`` (r,): the feature has missing values somewhere in the data; LightGBM then
-    scans with missing right too at every node, which with estimated counts can admit a
-    cut the missing-left scan does not (the two estimate the sides from opposite ends)."""
-    q = hist.shape[1]
-    top = int(np.max(n_bins))  # bins past every feature's last value bin are never cut
-    if h_const is None:
-        cum = np.cumsum(hist[:, :, :top], axis=2)  # "bins <= b" sums, missing aside
+
+
+def _leaf_gains(LG, LH, RG, RH, lam):
+    """LightGBM's GetLeafGain of both sides, added left then right."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return LG * LG / (LH + lam) + RG * RG / (RH + lam)
+
+
+def _admitted(near, far, reverse):
+    """LightGBM's loop over candidates: skip one whose scanned side is short (``near``),
+    stop at the first one met, not skipped, whose other side is short (``far``)."""
+    stop = ~near & far
+    if reverse:
+        stop = np.logical_or.accumulate(stop[:, ::-1], axis=1)[:, ::-1]
     else:
-        cum = np.empty((3, q, top))
-        np.cumsum(hist[::2, :, :top], axis=2, out=cum[::2])
-        np.multiply(cum[2], h_const, out=cum[1])
-    tot = np.empty((3, q, 1))  # the node's sums, per row
-    tot[0, :, 0], tot[1, :, 0], tot[2, :, 0] = G, H, C
-    j = np.arange(top)
+        stop = np.logical_or.accumulate(stop, axis=1)
+    return ~near & ~stop
+
+
+def _first_best(v, ok, reverse):
+    """Per row, the first candidate in scan order with the strictly greatest value among
+    ``ok`` ones (LightGBM's ``current_gain > best_gain``): (value, index), -inf if none."""
+    v = np.where(ok, v, -np.inf)
+    if reverse:
+        pos = (v.shape[1] - 1) - v[:, ::-1].argmax(axis=1)
+    else:
+        pos = v.argmax(axis=1)
+    return v[np.arange(len(v)), pos], pos
+
+
+def best_numeric(hist, n_bins, G, H, C, p: SplitParams, kind):
+    """LightGBM's numeric scans (FindBestThresholdSequentially), with its arithmetic, per row
+    of ``hist`` (3, r, width) -- a feature at a node: value bins, zero padding, the missing
+    bin last; the count row holds LightGBM's per-bin counts (its estimates, see
+    :meth:`BatchSearch._estimate`). ``G``, ``H``, ``C`` (r,): the node's sums as LightGBM
+    has them (the scans see ``H + 2 kEpsilon``, as LightGBM's); ``kind`` (r,): 0 no NaN
+    bin, 1 a NaN bin, 2 a NaN bin and LightGBM's histogram leaves bin 0 out (its most
+    frequent bin).
+
+    The missing-left scan (every feature) adds bins from the top value bin down to a right
+    side starting at (0, kEpsilon, 0), the left side being the node's sums less it; the
+    missing-right scan (NaN bin, two value bins or more) adds bins from the bottom to a left
+    side starting at (0, kEpsilon, 0), or with ``kind`` 2 at the node's sums less every bin
+    but bin 0 (hessian less kEpsilon first). A side short of ``min_child_samples`` counts or
+    ``min_child_weight`` hessian is skipped, a candidate must gain more than the parent's
+    ``G^2/(H+l)`` plus ``min_split_gain``, ties go to the first candidate met (the highest
+    bin, the lowest), and the second scan wins only if better than the first's gain plus
+    that shift, rounded as LightGBM rounds it. A NaN bin with one value bin: "values left,
+    NaN right" only. Returns (gain: best minus the shift, -inf where none; bin b; missing
+    left; the left side's g, h (with kEpsilon) and count)."""
+    r = hist.shape[1]
+    top = int(np.max(n_bins))
     nb = np.asarray(n_bins)[:, None]
-    min_count = max(1, p.min_child_samples)
-    lam, mcw = p.reg_lambda, p.min_child_weight
-    guard = lam <= 0 and mcw <= 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        D = tot[1, :, 0] + lam
-        base = np.where(D > 0, tot[0, :, 0] * tot[0, :, 0] / D, 0.0)  # the parent's term
-    # missing left (with no missing rows: either side); ties: the highest b, as LightGBM's
-    # reverse scan, which also wins ties against the missing-right pass below
-    LR = np.empty((2, 3, q, top))
-    np.add(cum, hist[:, :, -1:], out=LR[0])
-    np.subtract(tot, LR[0], out=LR[1])
-    est = np.asarray(estimated)
-    if est.any():
-        # LightGBM scans this pass from the top bin down: the right side's count is the
-        # sum of its bins' estimates and the left side gets the rest
-        CRe = cum[2, :, -1:] - cum[2]
-        if est.all():
-            LR[1, 2], LR[0, 2] = CRe, tot[2] - CRe
-        else:
-            e = est.reshape(-1, 1)
-            LR[1, 2], LR[0, 2] = np.where(e, CRe, LR[1, 2]), np.where(e, tot[2] - CRe, LR[0, 2])
-    v, ok = _sides(LR, lam, min_count, mcw, guard)
-    ok &= j < nb - 1
-    v = np.where(ok, v, -np.inf)  # (faster than masked assignment)
-    pos = (top - 1) - v[:, ::-1].argmax(axis=1)
-    r = np.arange(q)
-    best = v[r, pos]
-    left = (hist[2, :, -1] > 0) if has_missing is None else np.array(has_missing, dtype=bool)
-    second = left
-    if has_nan is not None and est.any():
-        second = left | (np.asarray(has_nan, dtype=bool) & est.reshape(-1))
-    miss = np.flatnonzero(second)
-    if miss.size:
-        # missing right; j = nb-1 is "every value left" (only where rows miss the feature:
-        # elsewhere it would leave the right side empty); ties: the lowest b
-        LR = np.empty((2, 3, miss.size, top))
-        LR[0] = cum[:, miss]
-        np.subtract(tot[:, miss], LR[0], out=LR[1])
-        v1, ok1 = _sides(LR, lam, min_count, mcw, guard)
-        ok1 &= j <= nb[miss] - 1 - ~left[miss, None]
-        v1 = np.where(ok1, v1, -np.inf)
-        b1 = v1.argmax(axis=1)
-        val1 = v1[np.arange(miss.size), b1]
-        better = val1 > best[miss]
-        sel = miss[better]
-        best[sel], pos[sel], left[sel] = val1[better], b1[better], False
-    return best - base, pos, left
+    kind = np.asarray(kind)
+    G, H, C = (np.asarray(a, dtype=np.float64).reshape(r, 1) for a in (G, H, C))
+    H = H + 2 * EPS  # LightGBM's FindBestThreshold scans with the node's hessian + 2 kEpsilon
+    lam, mdl, mhs = p.reg_lambda, max(1, p.min_child_samples), p.min_child_weight
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        shift = G * G / (H + lam) + p.min_split_gain
+    g, h, c = hist[0, :, :top], hist[1, :, :top], hist[2, :, :top]
+    j = np.arange(top)
+    # missing left: right side = bins b+1 .. top-1 added from the top (zero padding adds 0.0)
+    RG = np.zeros((r, top))
+    RH = np.full((r, top), EPS)
+    RC = np.zeros((r, top))
+    if top > 1:
+        rev = np.empty((3, r, top - 1))
+        rev[0], rev[1], rev[2] = g[:, :0:-1], h[:, :0:-1], c[:, :0:-1]
+        rev[1, :, 0] += EPS
+        acc = np.cumsum(rev, axis=2)[:, :, ::-1]  # [b] = bins b+1.. from the top
+        RG[:, :-1], RH[:, :-1], RC[:, :-1] = acc
+    LG, LH, LC = G - RG, H - RH, C - RC
+    ok = _admitted((RC < mdl) | (RH < mhs), (LC < mdl) | (LH < mhs), True) & (j <= nb - 2)
+    v = _leaf_gains(LG, LH, RG, RH, lam)
+    ok &= v > shift
+    best, pos = _first_best(v, ok, reverse=True)
+    rows = np.arange(r)
+    out_lg, out_lh, out_lc = LG[rows, pos], LH[rows, pos], LC[rows, pos]
+    left = np.ones(r, dtype=bool)
+    gain = best - shift[:, 0]
+    # a NaN bin and one value bin: the NaN bin is the right side, default right
+    one = (kind > 0) & (nb[:, 0] == 1)
+    if one.any():
+        mg, mh, mc = hist[0, one, -1], hist[1, one, -1], hist[2, one, -1]
+        rg, rh, rc = 0.0 + mg, EPS + mh, mc
+        lg, lh, lc = G[one, 0] - rg, H[one, 0] - rh, C[one, 0] - rc
+        v1 = _leaf_gains(lg, lh, rg, rh, lam)
+        good = (rc >= mdl) & (rh >= mhs) & (lc >= mdl) & (lh >= mhs) & (v1 > shift[one, 0])
+        gain[one] = np.where(good, v1 - shift[one, 0], -np.inf)
+        pos[one], left[one] = 0, False
+        out_lg[one], out_lh[one], out_lc[one] = lg, lh, lc
+    fwd = np.flatnonzero((kind > 0) & (nb[:, 0] >= 2))
+    if fwd.size:
+        k2 = kind[fwd] == 2
+        gf, hf, cf = g[fwd], h[fwd], c[fwd]
+        Gf, Hf, Cf = G[fwd], H[fwd], C[fwd]
+        mg, mh, mc = (hist[k, fwd, -1:] for k in range(3))
+        start = np.zeros((3, fwd.size, 1))
+        start[1] = EPS
+        if k2.any():
+            # LightGBM's bin 0 is the node less every other bin, subtracted one by one
+            sub = np.concatenate([np.stack([Gf, Hf, Cf])[:, k2],
+                                  -np.stack([gf, hf, cf])[:, k2, 1:],
+                                  -np.stack([mg, mh, mc])[:, k2]], axis=2)
+            sub = np.concatenate([sub[:, :, :1], np.zeros((3, int(k2.sum()), 1)), sub[:, :, 1:]],
+                                 axis=2)
+            sub[1, :, 1] = -EPS  # the hessian: H - kEpsilon first
+            start[:, k2] = np.cumsum(sub, axis=2)[:, :, -1:]
+        seq = np.stack([gf, hf, cf])
+        seq = np.where(k2[None, :, None] & (j == 0), 0.0, seq)  # bin 0: in the start already
+        seq[:, :, :1] += start
+        LGf, LHf, LCf = np.cumsum(seq, axis=2)
+        RGf, RHf, RCf = Gf - LGf, Hf - LHf, Cf - LCf
+        okf = _admitted((LCf < mdl) | (LHf < mhs), (RCf < mdl) | (RHf < mhs), False)
+        okf &= j <= nb[fwd] - 1
+        vf = _leaf_gains(LGf, LHf, RGf, RHf, lam)
+        okf &= vf > shift[fwd]
+        bf, pf = _first_best(vf, okf, reverse=False)
+        better = bf > gain[fwd] + shift[fwd, 0]
+        sel = fwd[better]
+        rf = np.arange(fwd.size)[better]
+        gain[sel] = bf[better] - shift[sel, 0]
+        pos[sel], left[sel] = pf[better], False
+        out_lg[sel], out_lh[sel] = LGf[rf, pf[better]], LHf[rf, pf[better]]
+        out_lc[sel] = LCf[rf, pf[better]]
+    return gain, pos, left, out_lg, out_lh, out_lc
 
 
 def best_categorical_rows(hist, m, G, H, C, p) -> tuple[np.ndarray, list]:
@@ -169,7 +226,7 @@ def best_categorical_rows(hist, m, G, H, C, p) -> tuple[np.ndarray, list]:
     k = present.sum(axis=1)
     # the scalar version's early None: no category, or one category and no missing rows
     live = (k > 0) & ~((k == 1) & (hist[2, :, -1] == 0))
-    onehot = m <= p.max_cat_to_onehot
+    onehot = m + 1 <= p.max_cat_to_onehot  # LightGBM counts its NaN bin among the bins
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         den = H + p.reg_lambda
         parent = np.where(den > 0, G * G / den, 0.0)

@@ -9,7 +9,6 @@ import numpy as np
 from rulegen.learn import kernels
 from rulegen.learn.binning import Layout
 from rulegen.learn.histogram_scan import (
-    TIE,
     SplitParams,
     best_categorical_rows,
     best_numeric,
@@ -38,15 +37,14 @@ class BatchSearch:
         best_gain = np.empty(S)
         best_pos = np.empty(S, dtype=np.intp)
         best_left = np.empty(S, dtype=bool)
-        counts = np.empty((S, 2))
+        best_sums = np.empty((S, 3))
         sets = np.zeros((S, lay.cat.size, max(1, p.max_cat_threshold)), dtype=np.intp)
         sizes = np.zeros((S, lay.cat.size), dtype=np.intp)
         kernels.search(hist, lay.off, self.n_bins, lay.num, lay.cat, usable, G, H, C,
-                       estimated, ratio, self.has_nan, self.h_const or 0.0,
-                       self.h_const is not None, lam, max(1, p.min_child_samples), mcw,
-                       p.min_split_gain, TIE, p.cat_smooth, p.cat_l2, p.max_cat_threshold,
+                       estimated, ratio, self.has_nan, lam, max(1, p.min_child_samples), mcw,
+                       p.min_split_gain, p.cat_smooth, p.cat_l2, p.max_cat_threshold,
                        p.min_data_per_group, p.max_cat_to_onehot, gains, best_f, best_gain,
-                       best_pos, best_left, counts, sets, sizes)
+                       best_pos, best_left, best_sums, sets, sizes)
         out = []
         for s in np.flatnonzero(best_f >= 0).tolist():
             i = int(best_f[s])
@@ -55,7 +53,7 @@ class BatchSearch:
                 out.append((s, (i, float(best_gain[s]), sets[s, a, :sizes[s, a]], False)))
             else:
                 out.append((s, (i, float(best_gain[s]), int(best_pos[s]), bool(best_left[s]),
-                                *counts[s].tolist())))
+                                *best_sums[s].tolist())))
         return out
 
     def numpy(self, hist, G, H, C, estimated, ratio, usable, gains):
@@ -69,35 +67,35 @@ class BatchSearch:
         if num.size:
             pos_all = np.zeros((S, q), dtype=np.intp)
             left_all = np.zeros((S, q), dtype=bool)
+            sums_all = np.zeros((3, S, q))
             for F, index in lay.numeric_blocks(S):
                 k = F.size
                 sub = hist[:, :, index].reshape(3, S * k, -1)
-                missing = sub[2, :, -1] > 0  # exact counts, before any estimate
                 self._estimate(sub, np.repeat(estimated, k), np.repeat(ratio, k))
-                vals, pos, left = best_numeric(sub, np.tile(self.n_bins[F], S), np.repeat(G, k),
-                                               np.repeat(H, k), np.repeat(C, k), self.p,
-                                               self.h_const, np.repeat(estimated, k), missing,
-                                               np.tile(self.has_nan[F], S))
+                vals, pos, left, *sums = best_numeric(
+                    sub, np.tile(self.n_bins[F], S), np.repeat(G, k), np.repeat(H, k),
+                    np.repeat(C, k), self.p, np.tile(self.has_nan[F], S))
                 gains[:, F] = vals.reshape(S, k)
                 pos_all[:, F] = pos.reshape(S, k)
                 left_all[:, F] = left.reshape(S, k)
+                sums_all[:, :, F] = np.reshape(sums, (3, S, k))
             vals = gains[:, num]
             vals[~usable[:, num]] = -np.inf
             gains[:, num] = vals
             top = vals.max(axis=1)
-            # features whose gain equals the best up to rounding (typically the same
-            # partition of the rows) tie; the lowest index wins
-            with np.errstate(invalid="ignore"):
-                first = num[np.argmax(vals >= (top - TIE * np.abs(top))[:, None], axis=1)]
+            # as LightGBM: the greatest gain, ties to the lowest feature index
+            first = num[np.argmax(vals, axis=1)]
             for s in np.flatnonzero(top > -np.inf):
                 i = int(first[s])
-                cands[s].append((float(gains[s, i]), i, int(pos_all[s, i]), bool(left_all[s, i])))
+                cands[s].append((float(gains[s, i]), i, int(pos_all[s, i]), bool(left_all[s, i]),
+                                 *sums_all[:, s, i].tolist()))
         if lay.cat.size:
             ns, fs = np.nonzero(usable[:, lay.cat])  # (node, feature) rows, node-major
             sub = hist[:, ns[:, None], lay.cat_index[fs]]
             fs = lay.cat[fs]
             self._estimate(sub, estimated[ns], ratio[ns])
             vals, sets = best_categorical_rows(sub, self.n_bins[fs], G[ns], H[ns], C[ns], self.p)
+            vals = vals - self.p.min_split_gain  # on the numeric scans' scale
             gains[ns, fs] = vals
             for j in np.flatnonzero(vals > -np.inf):
                 cands[ns[j]].append((float(vals[j]), int(fs[j]), sets[j], False))
@@ -106,10 +104,9 @@ class BatchSearch:
             if not found:
                 continue
             top = max(c[0] for c in found)
-            gain, i, how, missing_left = min((c for c in found if c[0] >= top - TIE * abs(top)),
-                                             key=lambda c: c[1])
-            if gain > self.p.min_split_gain:
-                out.append((s, (i, gain, how, missing_left)))
+            best = min((c for c in found if c[0] == top), key=lambda c: c[1])
+            if best[0] > 0.0:
+                out.append((s, best[1:2] + best[:1] + best[2:]))
         return out
 
     @staticmethod

@@ -27,6 +27,7 @@ import os
 
 import numpy as np
 
+EPS = float(np.float32(1e-15))  # LightGBM's kEpsilon (a float): its scanned sides start at it
 numba = None  # imported on first use: learners that never call enabled() never load it
 ENABLED = None  # decided on the first enabled(): RULEGEN_JIT and whether numba imports
 _KERNELS = []
@@ -90,8 +91,8 @@ def family_histograms(codes, feats, off, rows, starts, g, h, with_h, h_const, us
                       out):
     """``HistogramSplitFinder._family_histograms``: ``out`` (3, 2P, size) gets the P
     smaller children's histograms from their rows (as :func:`build_histograms`), then the
-    P larger ones as ``parents`` (3, P, size) minus them, with exact zeros where a larger
-    child has no row."""
+    P larger ones as ``parents`` (3, P, size) minus them (rounding residue where a larger
+    child has no row stays, as in LightGBM)."""
     P = starts.size - 1
     out[:, :P] = 0.0
     build_histograms(codes, feats, off, rows, starts, g, h, out, with_h, True)
@@ -100,14 +101,9 @@ def family_histograms(codes, feats, off, rows, starts, g, h, with_h, h_const, us
         for j in range(size):
             if use_hc:
                 out[1, n, j] = out[2, n, j] * h_const
-            c = parents[2, n, j] - out[2, n, j]
-            out[2, P + n, j] = c
-            if c == 0:
-                out[0, P + n, j] = 0.0
-                out[1, P + n, j] = 0.0
-            else:
-                out[0, P + n, j] = parents[0, n, j] - out[0, n, j]
-                out[1, P + n, j] = parents[1, n, j] - out[1, n, j]
+            out[2, P + n, j] = parents[2, n, j] - out[2, n, j]
+            out[0, P + n, j] = parents[0, n, j] - out[0, n, j]
+            out[1, P + n, j] = parents[1, n, j] - out[1, n, j]
 
 
 @_jit
@@ -153,83 +149,92 @@ def _beats(v, best):
 
 
 @_jit
-def scan_numeric(hist, off, n_bins, num, usable, G, H, C, est, ratio, has_nan, h_const,
-                 use_hc, lam, min_count, mcw, guard, gains, pos, left):
+def _gains(lg, lh, rg, rh, lam):
+    """histogram_scan._leaf_gains: LightGBM's GetLeafGain of both sides, left then right."""
+    return lg * lg / (lh + lam) + rg * rg / (rh + lam)
+
+
+@_jit
+def _fits(lc, lh, rc, rh, min_count, mcw):
+    return rc >= min_count and rh >= mcw and lc >= min_count and lh >= mcw
+
+
+@_jit
+def scan_numeric(hist, off, n_bins, num, usable, G, H, C, est, ratio, kind, lam, min_count,
+                 mcw, min_split_gain, gains, pos, left, sums):
     """:func:`rulegen.learn.histogram_scan.best_numeric` for the numeric features ``num``
-    (local indices) of every node of ``hist`` (3, nodes, size): fills ``gains``, ``pos``
-    and ``left`` (nodes, features) at those features where ``usable`` (-inf elsewhere).
-    ``est`` / ``ratio`` per node: counts are LightGBM's hessian estimates,
-    ``floor(h * ratio + 0.5)``."""
-    width = int(n_bins.max()) if n_bins.size else 0
-    cg = np.empty(width)
-    ch = np.empty(width)
-    cc = np.empty(width)
-    # a bin without rows adds exact zeros: the cut at it divides the rows as the cut next to
-    # it does, with bit-identical sums and so gain, which the tie rule would not take anyway
-    empty = np.empty(width, dtype=np.bool_)
+    (local indices) of every node of ``hist`` (3, nodes, size): fills ``gains``, ``pos``,
+    ``left`` (nodes, features) and ``sums`` (3, nodes, features: the winner's left g, h and
+    count) at those features where ``usable`` (-inf elsewhere). ``est`` / ``ratio`` per
+    node: counts are LightGBM's hessian estimates, ``floor(h * ratio + 0.5)``; ``kind`` per
+    feature: 0 no NaN bin, 1 a NaN bin, 2 and LightGBM leaves bin 0 out of its histogram."""
     for s in range(hist.shape[1]):
-        Gs, Hs, Cs, es, rs = G[s], H[s], C[s], est[s], ratio[s]
-        base = _parent_term(Gs, Hs, lam)
+        Gs, Cs, es, rs = G[s], C[s], est[s], ratio[s]
+        Hs = H[s] + 2 * EPS
+        shift = Gs * Gs / (Hs + lam) + min_split_gain
         for a in range(num.size):
             i = num[a]
             if not usable[s, i]:
                 gains[s, i] = -np.inf
                 continue
-            o, nb = off[i], n_bins[i]
-            # cumulative sums over the value bins, as np.cumsum (first term as is)
-            for j in range(nb):
-                xg = hist[0, s, o + j]
-                xc = _count(hist, s, o + j, es, rs)
-                empty[j] = xg == 0 and hist[1, s, o + j] == 0 and xc == 0
-                if j == 0:
-                    cg[0], cc[0] = xg, xc
-                    ch[0] = hist[1, s, o]
-                else:
-                    cg[j] = cg[j - 1] + xg
-                    cc[j] = cc[j - 1] + xc
-                    ch[j] = ch[j - 1] + hist[1, s, o + j]
-                if use_hc:
-                    ch[j] = cc[j] * h_const
-            mg, mh = hist[0, s, o + nb], hist[1, s, o + nb]
-            missing = hist[2, s, o + nb] > 0  # exact counts decide, never estimates
-            mc = _count(hist, s, o + nb, es, rs)
-            last_c = cc[nb - 1]
-            # missing left (or no missing rows), from the top bin down: ties to the highest
-            best, bj = -np.inf, nb - 1
-            for j in range(nb - 2, -1, -1):
-                if j < nb - 2 and empty[j + 1]:
-                    continue  # the same sums as at j + 1, met first
-                lg, lh = cg[j] + mg, ch[j] + mh
-                rg, rh = Gs - lg, Hs - lh
-                if es:
-                    rc = last_c - cc[j]
-                    lc = Cs - rc
-                else:
-                    lc = cc[j] + mc
-                    rc = Cs - lc
-                v = _value(lg, lh, lc, rg, rh, rc, lam, min_count, mcw, guard)
-                if _beats(v, best):
-                    best, bj = v, j
-            bl = missing
-            if missing or (has_nan[i] and es):
-                # missing right; j = nb-1 is "every value left" where rows miss the
-                # feature; ties to the lowest bin; wins only when strictly better
-                top = nb - 1 if missing else nb - 2
-                b1, j1 = -np.inf, 0
-                first = True
-                for j in range(top + 1):
-                    if j > 0 and empty[j]:
-                        continue  # the same sums as at j - 1, met first
-                    lg, lh, lc = cg[j], ch[j], cc[j]
-                    v = _value(lg, lh, lc, Gs - lg, Hs - lh, Cs - lc, lam, min_count, mcw,
-                               guard)
-                    if first or _beats(v, b1):
-                        b1, j1, first = v, j, False
-                if b1 > best:
-                    best, bj, bl = b1, j1, False
-            gains[s, i] = best - base
+            o, nb, kd = off[i], n_bins[i], kind[i]
+            best, bj, bl, blg, blh, blc = -np.inf, 0, True, 0.0, 0.0, 0.0
+            if kd > 0 and nb == 1:
+                # the NaN bin is the right side, default right
+                rg = 0.0 + hist[0, s, o + 1]
+                rh = EPS + hist[1, s, o + 1]
+                rc = _count(hist, s, o + 1, es, rs)
+                lg, lh, lc = Gs - rg, Hs - rh, Cs - rc
+                v = _gains(lg, lh, rg, rh, lam)
+                bl = False
+                if _fits(lc, lh, rc, rh, min_count, mcw) and v > shift:
+                    best, blg, blh, blc = v, lg, lh, lc
+            else:
+                # missing left: the right side from the top value bin down, from kEpsilon
+                rg, rh, rc = 0.0, EPS, 0.0
+                for t in range(nb - 1, 0, -1):
+                    rg += hist[0, s, o + t]
+                    rh += hist[1, s, o + t]
+                    rc += _count(hist, s, o + t, es, rs)
+                    lg, lh, lc = Gs - rg, Hs - rh, Cs - rc
+                    if rc < min_count or rh < mcw:
+                        continue
+                    if lc < min_count or lh < mcw:
+                        break
+                    v = _gains(lg, lh, rg, rh, lam)
+                    if v > shift and v > best:
+                        best, bj, blg, blh, blc = v, t - 1, lg, lh, lc
+                if kd > 0 and nb >= 2:
+                    # missing right: the left side from the bottom (kind 2: from the node
+                    # less every bin but bin 0, the hessian less kEpsilon first)
+                    lg, lh, lc = 0.0, EPS, 0.0
+                    if kd == 2:
+                        lg, lh, lc = Gs, Hs - EPS, Cs
+                        for t in range(1, nb + 1):  # the value bins, then the NaN bin
+                            lg -= hist[0, s, o + t]
+                            lh -= hist[1, s, o + t]
+                            lc -= _count(hist, s, o + t, es, rs)
+                        lg, lh, lc = 0.0 + lg, 0.0 + lh, 0.0 + lc
+                    b2, j2, lg2, lh2, lc2 = -np.inf, 0, 0.0, 0.0, 0.0
+                    for t in range(nb):
+                        if t > 0 or kd == 1:
+                            lg += hist[0, s, o + t]
+                            lh += hist[1, s, o + t]
+                            lc += _count(hist, s, o + t, es, rs)
+                        rg, rh, rc = Gs - lg, Hs - lh, Cs - lc
+                        if lc < min_count or lh < mcw:
+                            continue
+                        if rc < min_count or rh < mcw:
+                            break
+                        v = _gains(lg, lh, rg, rh, lam)
+                        if v > shift and v > b2:
+                            b2, j2, lg2, lh2, lc2 = v, t, lg, lh, lc
+                    if b2 > (best - shift) + shift:
+                        best, bj, bl, blg, blh, blc = b2, j2, False, lg2, lh2, lc2
+            gains[s, i] = best - shift
             pos[s, i] = bj
             left[s, i] = bl
+            sums[0, s, i], sums[1, s, i], sums[2, s, i] = blg, blh, blc
 
 
 @_jit
@@ -262,16 +267,6 @@ def _score(lg, lh, rg, rh, lam, guard):
 
 
 @_jit
-def _value(lg, lh, lc, rg, rh, rc, lam, min_count, mcw, guard):
-    """A numeric cut's varying part of the gain, -inf where a side is not admissible."""
-    if not _admissible(lc, lh, rc, rh, min_count, mcw):
-        return -np.inf
-    return _score(lg, lh, rg, rh, lam, guard)
-
-
-
-
-@_jit
 def scan_categorical(hist, off, n_bins, cat, usable, G, H, C, est, ratio, lam, min_count,
                      mcw, cat_smooth, cat_l2, max_cat_threshold, mdpg, max_onehot, gains,
                      sets, sizes):
@@ -300,7 +295,7 @@ def scan_categorical(hist, off, n_bins, cat, usable, G, H, C, est, ratio, lam, m
             if k == 0 or (k == 1 and _count(hist, s, o + m, es, rs) == 0):
                 continue
             best, first, b_t, b_dir = -np.inf, True, 0, 0
-            if m <= max_onehot:  # one present category against the rest, in code order
+            if m + 1 <= max_onehot:  # one category against the rest (LightGBM counts its NaN bin)
                 for c in range(m):
                     v = -np.inf
                     if cnt[c] > 0:
@@ -358,69 +353,43 @@ def scan_categorical(hist, off, n_bins, cat, usable, G, H, C, est, ratio, lam, m
 
 
 @_jit
-def search(hist, off, n_bins, num, cat, usable, G, H, C, est, ratio, has_nan, h_const,
-           use_hc, lam, min_count, mcw, min_split_gain, tie, cat_smooth, cat_l2,
-           max_cat_threshold, mdpg, max_onehot, gains, best_f, best_gain, best_pos,
-           best_left, best_counts, sets, sizes):
-    """Every node's best split, as ``HistogramSplitFinder._search`` chooses it from the
-    numpy scans: the numeric feature of the highest gain (within ``tie``, relative, the
-    lowest index), then among it and every categorical candidate the same rule again.
-    ``gains`` (nodes, features) -inf-filled in; ``best_f`` -1 where no split gains more
-    than ``min_split_gain``; ``best_counts`` (nodes, 2): a numeric winner's exact row
-    counts in the bins <= its cut and in the missing bin."""
+def search(hist, off, n_bins, num, cat, usable, G, H, C, est, ratio, kind, lam, min_count,
+           mcw, min_split_gain, cat_smooth, cat_l2, max_cat_threshold, mdpg, max_onehot, gains,
+           best_f, best_gain, best_pos, best_left, best_sums, sets, sizes):
+    """Every node's best split, as ``BatchSearch.numpy`` chooses it: the highest gain
+    (LightGBM's: less the parent's and ``min_split_gain``) over the numeric winner (the
+    first greatest, as np.argmax) and the categorical candidates, ties to the lowest
+    feature index; ``best_f`` -1 where none gains more than 0. ``gains`` (nodes, features)
+    -inf-filled in; ``best_sums`` (nodes, 3): a numeric winner's left g, h, count."""
     S = hist.shape[1]
     pos = np.zeros(gains.shape, dtype=np.intp)
     left = np.zeros(gains.shape, dtype=np.bool_)
-    scan_numeric(hist, off, n_bins, num, usable, G, H, C, est, ratio, has_nan, h_const,
-                 use_hc, lam, min_count, mcw, lam <= 0 and mcw <= 0, gains, pos, left)
+    sums = np.zeros((3,) + gains.shape)
+    scan_numeric(hist, off, n_bins, num, usable, G, H, C, est, ratio, kind, lam, min_count,
+                 mcw, min_split_gain, gains, pos, left, sums)
     scan_categorical(hist, off, n_bins, cat, usable, G, H, C, est, ratio, lam, min_count,
                      mcw, cat_smooth, cat_l2, max_cat_threshold, mdpg, max_onehot, gains,
                      sets, sizes)
+    for a in range(cat.size):
+        for s in range(S):
+            gains[s, cat[a]] -= min_split_gain  # on the numeric scans' scale
     for s in range(S):
         best_f[s] = -1
-        top = -np.inf
-        has_nan_gain = False
+        win, top = -1, -np.inf
         for a in range(num.size):
-            v = gains[s, num[a]]
-            if math.isnan(v):
-                has_nan_gain = True
-            elif v > top:
-                top = v
-        # candidates: the numeric winner (np.max is NaN when any gain is), then categorical
-        cand_f, cand_top = -1, -np.inf
-        if num.size and not has_nan_gain and top > -np.inf:
-            bound = top - tie * abs(top)
-            first = num[0]  # argmax of all-False is 0
-            for a in range(num.size):
-                if gains[s, num[a]] >= bound:
-                    first = num[a]
-                    break
-            cand_f, cand_top = first, gains[s, first]
-        for a in range(cat.size):
-            if sizes[s, a] and gains[s, cat[a]] > cand_top:
-                cand_top = gains[s, cat[a]]
-        if cand_f < 0 and cand_top == -np.inf:
-            continue
-        bound = cand_top - tie * abs(cand_top)
-        win = -1
-        if cand_f >= 0 and gains[s, cand_f] >= bound:
-            win = cand_f
+            if gains[s, num[a]] > top:
+                win, top = num[a], gains[s, num[a]]
         for a in range(cat.size):
             i = cat[a]
-            if sizes[s, a] and gains[s, i] >= bound and (win < 0 or i < win):
-                win = i
-                break  # cat ascending: the first one that qualifies is the lowest
-        if win >= 0 and gains[s, win] > min_split_gain:
+            if sizes[s, a] and (gains[s, i] > top or (gains[s, i] == top and i < win)):
+                win, top = i, gains[s, i]
+        if win >= 0 and top > 0.0:
             best_f[s] = win
-            best_gain[s] = gains[s, win]
+            best_gain[s] = top
             best_pos[s] = pos[s, win]
             best_left[s] = left[s, win]
-            o, nb = off[win], n_bins[win]
-            n_left = 0.0
-            for j in range(pos[s, win] + 1):
-                n_left += hist[2, s, o + j]  # whole numbers: exact in any order
-            best_counts[s, 0] = n_left
-            best_counts[s, 1] = hist[2, s, o + nb]
+            best_sums[s, 0], best_sums[s, 1] = sums[0, s, win], sums[1, s, win]
+            best_sums[s, 2] = sums[2, s, win]
 
 
 # --- exact (presorted) Newton splits: xgboost_style ------------------------------------

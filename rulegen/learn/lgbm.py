@@ -1,30 +1,35 @@
-"""LightGBM-style boosting: histogram split finding on binned features, leaf-wise growth.
+"""LightGBM-style boosting: histogram split finding on binned features, leaf-wise growth,
+done as LightGBM does it (its trees, thresholds and leaf values, bit for bit, on the data of
+tests/test_lgbm_parity.py).
 
-Every round computes the gradient g and hessian h of the loss at the current raw scores
-(:mod:`rulegen.learn.losses`: squared error; binary log-loss; softmax with LightGBM's hessian
-``K/(K-1) p (1-p)``), multiplies them by the sample weights and grows one tree per output:
+Every round computes LightGBM's gradients and hessians at the current raw scores, rounded to
+float32 as LightGBM keeps them and weighted its way (:mod:`rulegen.learn.lgbm_losses`:
+regression L2; binary log-loss; softmax with hessian ``K/(K-1) p (1-p)``), and grows one tree
+per output:
 
-* features are binned once per fit with LightGBM's rules (:mod:`rulegen.learn.binning`: at
-  most ``max_bin`` value bins per numeric feature, zero's own bin, one missing bin,
-  categories by code);
+* features are binned once per fit with LightGBM's rules from the float64 values
+  (:mod:`rulegen.learn.binning`: ``max_bin``, ``min_data_in_bin``, zero's own bin, one
+  missing bin, categories by code);
 * splits come from per-node gradient/hessian histograms with the parent-minus-sibling trick
-  (:mod:`rulegen.learn.histogram`), gain ``GL^2/(HL+l) + GR^2/(HR+l) - G^2/(H+l)``;
+  (:mod:`rulegen.learn.histogram`) and LightGBM's scans with its arithmetic
+  (:mod:`rulegen.learn.histogram_scan`), gain ``GL^2/(HL+l) + GR^2/(HR+l) - G^2/(H+l)``;
 * growth is **leaf-wise**: the shared :class:`~rulegen.learn.builder.TreeBuilder` in best-first
   mode always splits the leaf with the largest gain, until ``num_leaves`` leaves, no split
   gains more than ``min_split_gain``, or ``max_depth``;
-* leaves hold ``learning_rate * -G/(H+l)`` (LightGBM folds the shrinkage into the leaves too;
-  ``Tree.weight`` stays 1).
+* leaves hold ``learning_rate * -G/(H+l)`` from the sums LightGBM's split computed (LightGBM
+  folds the shrinkage into the leaves too; ``Tree.weight`` stays 1); a tree that never
+  splits outputs 0, as LightGBM's.
 
-The IR: ``base_score`` is the loss's initial score (the weighted mean; the logit of the
-positive rate; symmetric log-priors for K classes -- LightGBM starts from ``log p_k``, which
-differs by a constant and gives the same probabilities), links identity / sigmoid / softmax,
-one tree per class per round (``Tree.output = k``), accumulation float64. A numeric split
-between bins b and b+1 is ``float32(x) <= edge_b`` (a :class:`NumericTest` with dtype float32;
-the edge is the float64 midpoint of the training values around the cut, or +-1e-35 around
-zero's bin), so the IR routes every training row exactly as its bin did, and unseen values by
-the same comparison; +inf for "every value left, missing right". The booster's own training
-scores (``train_raw_``, accumulated from the rows as the bins divided them, never from the
-IR) equal ``evaluate.raw_scores`` on the training rows bit for bit.
+The IR: ``base_score`` is LightGBM's initial score (``boost_from_average``: the mean of the
+float32 labels; the logit of the positive rate; ``log p_k`` per class -- LightGBM folds it
+into the first round's leaves, the IR keeps it apart: the same additions), links identity /
+sigmoid / softmax, one tree per class per round (``Tree.output = k``), accumulation float64.
+A numeric split between bins b and b+1 is LightGBM's ``x <= bound_b`` in double (``x <
+-ZERO`` for the bound -ZERO, see :mod:`rulegen.learn.binning`), +inf for "every value left,
+missing right"; NaN goes the learned way for a feature with a NaN bin, where 0 goes for the
+others. The booster's own training scores (``train_raw_``, accumulated from the rows as the
+bins divided them, never from the IR) equal ``evaluate.raw_scores`` on the training rows bit
+for bit.
 """
 
 from __future__ import annotations
@@ -45,24 +50,26 @@ from rulegen.learn.binning import bin_features
 from rulegen.learn.boosting import BoostingEstimator, check_count, check_fraction
 from rulegen.learn.builder import GrowthLimits, TreeBuilder
 from rulegen.learn.histogram import HistogramSplitFinder, SplitParams
-from rulegen.learn.losses import make_loss
+from rulegen.learn.lgbm_losses import LgbBinaryLogLoss, LgbSoftmaxLoss, LgbSquaredError
 
 _PARAMS = ("n_estimators", "learning_rate", "num_leaves", "max_depth", "min_child_samples",
            "min_child_weight", "reg_lambda", "min_split_gain", "max_bin", "subsample",
            "colsample_bytree", "cat_smooth", "cat_l2", "max_cat_threshold",
-           "min_data_per_group", "max_cat_to_onehot", "validation_fraction",
+           "min_data_per_group", "max_cat_to_onehot", "min_data_in_bin", "validation_fraction",
            "early_stopping_rounds", "random_state")
 
 
 class _LightGBMStyle(BoostingEstimator):
     _params = _PARAMS
     _algorithm = "lightgbm_style"
+    _float64 = True  # bins from the float64 values, as LightGBM's
 
     def __init__(self, n_estimators=100, learning_rate=0.1, num_leaves=31, max_depth=None,
                  min_child_samples=20, min_child_weight=1e-3, reg_lambda=0.0, min_split_gain=0.0,
                  max_bin=255, subsample=1.0, colsample_bytree=1.0, cat_smooth=10.0, cat_l2=10.0,
                  max_cat_threshold=32, min_data_per_group=100, max_cat_to_onehot=4,
-                 validation_fraction=0.1, early_stopping_rounds=None, random_state=None):
+                 min_data_in_bin=3, validation_fraction=0.1, early_stopping_rounds=None,
+                 random_state=None):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.num_leaves = num_leaves
@@ -79,6 +86,7 @@ class _LightGBMStyle(BoostingEstimator):
         self.max_cat_threshold = max_cat_threshold
         self.min_data_per_group = min_data_per_group
         self.max_cat_to_onehot = max_cat_to_onehot
+        self.min_data_in_bin = min_data_in_bin
         self.validation_fraction = validation_fraction
         self.early_stopping_rounds = early_stopping_rounds
         self.random_state = random_state
@@ -110,6 +118,7 @@ class _LightGBMStyle(BoostingEstimator):
         check_count("max_cat_threshold", self.max_cat_threshold)
         check_count("min_data_per_group", self.min_data_per_group, low=0)
         check_count("max_cat_to_onehot", self.max_cat_to_onehot, low=0)
+        check_count("min_data_in_bin", self.min_data_in_bin)
         check_seed(self.random_state)
         vf = check_open_fraction(self.validation_fraction, "validation_fraction")
         return {"n_estimators": check_count("n_estimators", self.n_estimators),
@@ -118,12 +127,15 @@ class _LightGBMStyle(BoostingEstimator):
                 "patience": check_count("early_stopping_rounds", self.early_stopping_rounds,
                                         none_ok=True),
                 "tol": 0.0, "validation_fraction": float(vf), "keep_best": True,
+                "stop_when_constant": True,  # as LightGBM's boosting
                 "base_score": None}
 
     def _tree_fitter(self, data, loss, rng, settings):
         w = data.w
         n, p = data.X32.shape
-        bins = bin_features(data.X32, data.categorical, int(self.max_bin), rng=rng)
+        bins = bin_features(data.X64, data.categorical, int(self.max_bin), rng=rng,
+                            min_data_in_bin=int(self.min_data_in_bin),
+                            min_data_in_leaf=int(self.min_child_samples))
         params = SplitParams(float(self.reg_lambda), int(self.min_child_samples),
                              float(self.min_child_weight), float(self.min_split_gain),
                              float(self.cat_smooth), float(self.cat_l2),
@@ -141,7 +153,7 @@ class _LightGBMStyle(BoostingEstimator):
             feats = all_feats
             if frac < 1.0:  # LightGBM's feature_fraction: a new draw for every tree
                 feats = np.sort(rng.choice(p, max(1, int(frac * p)), replace=False))
-            gw, hw = stage.grad * w, stage.hess * w
+            gw, hw = stage.grad, stage.hess  # weighted already (lgbm_losses)
             rows = stage.rows[w[stage.rows] > 0]
             finder = HistogramSplitFinder(bins, feats, gw, hw, w, params, scale=eta,
                                           fit_cache=fit_cache)
@@ -161,7 +173,7 @@ class LightGBMStyleRegressor(RegressorMixin, _LightGBMStyle):
     """LightGBM-style boosting of the squared error (objective=regression)."""
 
     def _make_loss(self, n_classes):
-        return make_loss("squared_error")
+        return LgbSquaredError()
 
 
 class LightGBMStyleClassifier(ClassifierMixin, _LightGBMStyle):
@@ -169,5 +181,4 @@ class LightGBMStyleClassifier(ClassifierMixin, _LightGBMStyle):
     softmax (one tree per class per round, hessian ``K/(K-1) p (1-p)`` as LightGBM) for more."""
 
     def _make_loss(self, n_classes):
-        scale = n_classes / (n_classes - 1.0) if n_classes > 2 else 1.0
-        return make_loss("log_loss", n_classes, hessian_scale=scale)
+        return LgbBinaryLogLoss() if n_classes == 2 else LgbSoftmaxLoss(n_classes)
