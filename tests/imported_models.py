@@ -23,6 +23,7 @@ LIBRARIES: dict[str, tuple[str, ...]] = {
     "xgboost": ("xgb_binary", "xgb_softprob", "xgb_poisson", "xgb_categorical"),
     "lightgbm": ("lgbm_binary", "lgbm_multiclass_categorical"),
     "sklearn": ("sklearn_forest", "sklearn_gbdt", "sklearn_hgb"),
+    "catboost": ("catboost_binary", "catboost_multiclass_categorical"),
 }
 
 
@@ -97,7 +98,31 @@ def _sklearn() -> dict[str, tuple[Model, np.ndarray]]:
             "sklearn_hgb": (from_sklearn(hgb.fit(X, y)), X)}
 
 
-_TRAIN = {"xgboost": _xgboost, "lightgbm": _lightgbm, "sklearn": _sklearn}
+def _catboost() -> dict[str, tuple[Model, np.ndarray]]:
+    import catboost
+
+    from rulegen.importers import catboost as ci
+
+    quiet = {"thread_count": 1, "random_seed": 0, "allow_writing_files": False, "verbose": 0}
+    rng, X, X0 = _data(13)
+    y = (X0[:, 0] - X0[:, 2] + np.isnan(X[:, 1]) > 0.2).astype(int)
+    binary = catboost.CatBoostClassifier(iterations=30, depth=4, nan_mode="Max", **quiet).fit(X, y)
+    words = np.array(["ant", "bee", "cat", "dog", "é x"])
+    picked = words[rng.integers(0, len(words), len(X))]
+    data = np.empty((len(X), 3), dtype=object)
+    data[:, 0], data[:, 1], data[:, 2] = X0[:, 0], picked, X0[:, 3]
+    y3 = np.isin(picked, ["bee", "dog"]).astype(int) + (X0[:, 0] > 0.5)
+    pool = catboost.Pool(data, y3, cat_features=[1])
+    multi = catboost.CatBoostClassifier(iterations=20, depth=3, one_hot_max_size=10,
+                                        loss_function="MultiClass", **quiet).fit(pool)
+    model = ci.from_catboost(multi, pool=pool)
+    labels = list(model.features[1].categories)
+    codes = np.array([labels.index(w) if w in labels else np.nan for w in picked])
+    return {"catboost_binary": (ci.from_catboost(binary), X),
+            "catboost_multiclass_categorical": (model, np.c_[X0[:, 0], codes, X0[:, 3]])}
+
+
+_TRAIN = {"xgboost": _xgboost, "lightgbm": _lightgbm, "sklearn": _sklearn, "catboost": _catboost}
 
 
 def installed(lib: str) -> bool:
