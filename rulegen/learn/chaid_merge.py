@@ -175,6 +175,24 @@ class MeanTables(CountTables):
         F, df1, df2 = f_test(T)
         return F, (df1, df2)
 
+    def pair_p(self, A, B) -> np.ndarray:
+        """:func:`f_test` on each pair, written out for two groups (a sum over the pair is
+        a + b, as numpy reduces two terms): the merge step tests millions of pairs."""
+        A, B = np.asarray(A, dtype=np.float64), np.asarray(B, dtype=np.float64)
+        wa, ma, wb, mb = A[:, 0], A[:, 1], B[:, 0], B[:, 1]
+        W = wa + wb
+        r = (wa > 0).astype(np.intp) + (wb > 0)
+        grand = np.divide(wa * ma + wb * mb, W, out=np.zeros_like(W), where=W > 0)
+        ssb = wa * (ma - grand) ** 2 + wb * (mb - grand) ** 2
+        scale = np.maximum(np.where(wa > 0, np.abs(ma), 0.0), np.where(wb > 0, np.abs(mb), 0.0))
+        ssb = np.where(ssb <= W * (8 * np.finfo(float).eps * scale) ** 2, 0.0, ssb)
+        ssw = A[:, 2] + B[:, 2]
+        df1, df2 = (r - 1).astype(np.float64), W - r
+        ok = (df1 > 0) & (df2 > 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            F = np.where(ssw > 0, (ssb / df1) / (ssw / df2), np.where(ssb > 0, np.inf, 0.0))
+        return self._sf(np.where(ok, F, 0.0), (np.where(ok, df1, 0.0), np.where(ok, df2, 0.0)))
+
     @staticmethod
     def _sf(stat, df, log=False):
         d1, d2 = df

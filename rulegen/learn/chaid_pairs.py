@@ -81,14 +81,36 @@ class PairSearch:
 
     def reset(self, slots, G):
         """A fresh table (the start, or after a re-split): every pair in (k, l) order."""
-        self.slots = np.asarray(slots, dtype=np.intp)
+        self.slots = sl = np.asarray(slots, dtype=np.intp)
         self.best_p[:] = -1.0
         self.best_col[:] = -1
         self.type[:] = -1
         self.stamp[:] = 0
-        self.type[self.slots] = [self._type(row) for row in G]
-        for pos, k in enumerate(self.slots.tolist()):
-            self._row(k, pos)
+        self.type[sl] = [self._type(row) for row in G]
+        types, r = self.type[sl], len(sl)
+        if self.ordered:
+            self.best_p[sl[:-1]] = self._pairs(types[:-1], types[1:])
+            self.best_col[sl[:-1]] = sl[1:]
+            return
+        # rows in blocks of a (rows, r) table, -inf where no pair (l <= k)
+        step = max(1, _BUDGET // 4 // max(r, 1))
+        for a in range(0, r - 1, step):
+            b = min(a + step, r - 1)
+            pos = np.arange(r)
+            allowed = pos[None, :] > np.arange(a, b)[:, None]
+            first = np.broadcast_to(types[a:b, None], allowed.shape)[allowed]
+            second = np.broadcast_to(types[None, :], allowed.shape)[allowed]
+            P = np.full(allowed.shape, -np.inf)
+            P[allowed] = self._pairs(first, second)
+            at = np.argmax(P, axis=1)
+            self.best_p[sl[a:b]] = P[np.arange(b - a), at]
+            self.best_col[sl[a:b]] = sl[at]
+
+    def _pairs(self, first, second):
+        """p-values of the type pairs (first[n], second[n]), each distinct pair tested once."""
+        n = len(self.ids)
+        u, inv = np.unique(first * n + second, return_inverse=True)
+        return self.tables.pair_p(self.rows[u // n], self.rows[u % n])[inv]
 
     def _against(self, t, others, t_first):
         """p-values of (type t, each of ``others``), or the reverse order; one test per
