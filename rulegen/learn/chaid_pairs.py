@@ -67,6 +67,7 @@ class PairSearch:
         self.ids: dict[bytes, int] = {}
         self.rows = np.empty((16, G.shape[1]))
         self.clock = 0
+        self.tried = self.distinct = 0  # pairs sorted for repeats, and the distinct ones
         self.reset(slots, G)
 
     def _type(self, row) -> int:
@@ -115,11 +116,17 @@ class PairSearch:
     def _against(self, t, others, t_first):
         """p-values of (type t, each of ``others``), or the reverse order; one test per
         distinct type."""
-        u, inv = np.unique(others, return_inverse=True)
+        # sorting out repeats pays when groups repeat (few rows a category); with a numeric
+        # target most stats differ, so stop trying once they have mostly been distinct
+        dedup = self.distinct < 0.5 * self.tried or self.tried < 4096
+        u, inv = np.unique(others, return_inverse=True) if dedup else (others, None)
+        if dedup:
+            self.tried += len(others)
+            self.distinct += len(u)
         A = np.repeat(self.rows[[t]], len(u), axis=0)
         B = self.rows[u]
         p = self.tables.pair_p(A, B) if t_first else self.tables.pair_p(B, A)
-        return p[inv]
+        return p if inv is None else p[inv]
 
     def _row(self, k, pos):
         """Recompute row k (at position ``pos`` of the slots) from scratch."""
