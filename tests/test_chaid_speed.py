@@ -10,7 +10,14 @@ import pytest
 
 from rulegen.learn import chaid_pairs
 from rulegen.learn.chaid import CHAIDClassifier
-from rulegen.learn.chaid_merge import CountTables, MeanTables, Merged, bonferroni, merge_categories
+from rulegen.learn.chaid_merge import (
+    CountTables,
+    MeanTables,
+    Merged,
+    bonferroni,
+    merge_categories,
+    stirling2,
+)
 from rulegen.learn.chaid_pairs import group_stats
 
 # --- the reference: the merge step with the full table (before issue 20) -----------------------
@@ -282,3 +289,15 @@ def test_many_levels_fit():
     new = merge_categories(cat[present], CountTables(), **kw)
     assert_same(new, reference(cat[present], CountTables(), **kw))
     assert [[int(present[i]) for i in g] for g in new.groups] == est.splits_[0]["groups"]
+
+
+def test_stirling_numbers_at_the_ends_are_the_sum():
+    def plain(c, r):
+        return sum((-1) ** i * math.comb(r, i) * (r - i) ** c
+                   for i in range(r + 1)) // math.factorial(r)
+
+    for c in range(0, 40):
+        for r in range(0, c + 3):
+            assert stirling2(c, r) == plain(c, r)
+    for c, r in ((300, 300), (300, 299), (300, 2), (300, 1), (300, 3)):
+        assert stirling2(c, r) == plain(c, r)

@@ -32,6 +32,7 @@ statistics and in the degrees of freedom of the F test.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -206,8 +207,18 @@ class MeanTables(CountTables):
 # --- Bonferroni multipliers (Kass 1980) ------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=256)
 def stirling2(c: int, r: int) -> int:
     """Ways to partition c items into r non-empty unordered groups."""
+    # the sum costs r powers of c-digit numbers (seconds for thousands of categories); the
+    # ends that merging without a merge (alpha_merge = 1) or down to two groups reach are known
+    if 1 <= r <= c:
+        if r == c or r == 1:
+            return 1
+        if r == c - 1:
+            return math.comb(c, 2)
+        if r == 2:
+            return 2 ** (c - 1) - 1
     return sum((-1) ** i * math.comb(r, i) * (r - i) ** c for i in range(r + 1)) // math.factorial(r)
 
 
