@@ -49,7 +49,7 @@ wall, cpu = time.perf_counter() - w0, time.process_time() - c0
 h = hashlib.sha256()
 for nid in sorted(est.splits_):
     s = est.splits_[nid]
-    h.update(repr((nid, s["groups"], s["multiplier"])).encode())
+    h.update(repr((nid, s["groups"], hex(s["multiplier"]))).encode())  # no decimal limit
     h.update(np.array([s["statistic"], *s["df"], s["p_value"], s["adjusted_p_value"]]).tobytes())
 root = est.splits_.get(0)
 print(json.dumps({"wall": wall, "cpu": cpu,
