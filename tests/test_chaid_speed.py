@@ -64,7 +64,7 @@ def reference(cat, tables, *, ordered, missing_last, alpha_merge, alpha_resplit=
     float_cat = c - 1 if (ordered and missing_last) else None
     kind = "free" if not ordered else ("floating" if float_cat is not None else "monotonic")
     mg = _Merger(cat, tables, ordered, float_cat)
-    stats = lambda groups: _stats(tables, cat, groups)  # noqa: E731
+    stats = lambda groups: _stats(tables, cat, groups)
     groups = [[i] for i in range(c) if i != float_cat]
     merges, seen, resplits = [], {_key(groups)}, 0
     G, P = _pair_table(tables, cat, groups, ordered)
@@ -188,9 +188,9 @@ def test_same_merges_as_the_table_on_random_tables():
         cat, tables = random_table(rng, int(rng.integers(3, 30)), regression)
         ordered = bool(rng.random() < 0.4)
         am = float(rng.choice([0.05, 0.3, 0.8]))
-        kw = dict(ordered=ordered, missing_last=bool(rng.random() < 0.5), alpha_merge=am,
-                  alpha_resplit=[None, am, am / 3][case % 3],
-                  min_child_size=float(rng.choice([0.0, 3.0, 8.0])))
+        kw = {"ordered": ordered, "missing_last": bool(rng.random() < 0.5), "alpha_merge": am,
+              "alpha_resplit": [None, am, am / 3][case % 3],
+              "min_child_size": float(rng.choice([0.0, 3.0, 8.0]))}
         new = merge_categories(cat, tables, **kw)
         old = reference(cat, tables, **kw)
         assert_same(new, old)
@@ -204,8 +204,8 @@ def test_same_merges_on_larger_tables_with_heavy_ties():
     for case, (c, regression, ordered) in enumerate(
             [(400, False, False), (300, True, False), (400, False, True), (250, True, True)]):
         cat, tables = random_table(rng, c, regression)
-        kw = dict(ordered=ordered, missing_last=case % 2 == 0, alpha_merge=0.05,
-                  alpha_resplit=0.05 if case < 2 else None, min_child_size=5.0)
+        kw = {"ordered": ordered, "missing_last": case % 2 == 0, "alpha_merge": 0.05,
+              "alpha_resplit": 0.05 if case < 2 else None, "min_child_size": 5.0}
         assert_same(merge_categories(cat, tables, **kw), reference(cat, tables, **kw))
 
 
@@ -230,9 +230,9 @@ def test_ties_at_every_level_break_as_the_table_does(nan):
         c = int(rng.integers(3, 40))
         cat = rng.integers(0, 4, (c, 2)).astype(float)
         cat[cat.sum(axis=1) == 0, 0] = 1.0
-        kw = dict(ordered=case % 4 == 0, missing_last=case % 3 == 0,
-                  alpha_merge=float(rng.choice([0.1, 0.3, 0.5])),
-                  alpha_resplit=[None, 0.1][case % 2], min_child_size=float(case % 5))
+        kw = {"ordered": case % 4 == 0, "missing_last": case % 3 == 0,
+              "alpha_merge": float(rng.choice([0.1, 0.3, 0.5])),
+              "alpha_resplit": [None, 0.1][case % 2], "min_child_size": float(case % 5)}
         tables = CoarseTables(nan)
         assert_same(merge_categories(cat, tables, **kw), reference(cat, tables, **kw))
 
@@ -268,8 +268,8 @@ def test_small_row_blocks_through_merging(monkeypatch):
     rng = np.random.default_rng(24)
     for regression in (False, True):
         cat, tables = random_table(rng, 200, regression)
-        kw = dict(ordered=False, missing_last=True, alpha_merge=0.3, alpha_resplit=0.1,
-                  min_child_size=4.0)
+        kw = {"ordered": False, "missing_last": True, "alpha_merge": 0.3, "alpha_resplit": 0.1,
+              "min_child_size": 4.0}
         assert_same(merge_categories(cat, tables, **kw), reference(cat, tables, **kw))
 
 
@@ -285,7 +285,7 @@ def test_many_levels_fit():
     cat = np.zeros((301, 2))
     np.add.at(cat, (codes, y), 1.0)
     present = np.flatnonzero(cat.sum(axis=1) > 0)
-    kw = dict(ordered=False, missing_last=True, alpha_merge=0.05, min_child_size=7.0)
+    kw = {"ordered": False, "missing_last": True, "alpha_merge": 0.05, "min_child_size": 7.0}
     new = merge_categories(cat[present], CountTables(), **kw)
     assert_same(new, reference(cat[present], CountTables(), **kw))
     assert [[int(present[i]) for i in g] for g in new.groups] == est.splits_[0]["groups"]
@@ -296,8 +296,8 @@ def test_stirling_numbers_at_the_ends_are_the_sum():
         return sum((-1) ** i * math.comb(r, i) * (r - i) ** c
                    for i in range(r + 1)) // math.factorial(r)
 
-    for c in range(0, 40):
-        for r in range(0, c + 3):
+    for c in range(40):
+        for r in range(c + 3):
             assert stirling2(c, r) == plain(c, r)
     for c, r in ((300, 300), (300, 299), (300, 2), (300, 1), (300, 3)):
         assert stirling2(c, r) == plain(c, r)
