@@ -237,6 +237,19 @@ def test_ties_at_every_level_break_as_the_table_does(nan):
         assert_same(merge_categories(cat, tables, **kw), reference(cat, tables, **kw))
 
 
+def test_many_light_groups_join_as_with_the_table():
+    """No merging at all (alpha_merge = 1): the small-group step does every merge, with stats
+    updated one group at a time for whole counts and recomputed otherwise."""
+    rng = np.random.default_rng(27)
+    for case in range(8):
+        cat, tables = random_table(rng, int(rng.integers(60, 160)), regression=case % 4 == 3)
+        kw = {"ordered": case % 2 == 1, "missing_last": case % 3 != 0, "alpha_merge": 1.0,
+              "min_child_size": float(rng.choice([4.0, 9.0, 25.0]))}
+        new = merge_categories(cat, tables, **kw)
+        assert_same(new, reference(cat, tables, **kw))
+        assert len(new.merges) > 10
+
+
 def test_pair_p_does_not_depend_on_the_batch():
     rng = np.random.default_rng(22)
     for regression in (False, True):

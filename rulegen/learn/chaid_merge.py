@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special, stats
 
-from rulegen.learn.chaid_pairs import PairSearch, group_stats
+from rulegen.learn.chaid_pairs import PairSearch, group_stats, pair_p_distinct
 
 _EXHAUSTIVE = 12  # a free group of up to this many categories is re-split by trying every way
 
@@ -296,6 +296,11 @@ class _Merger:
         return float(p[k]), sorted(arr[masks[k]].tolist()), sorted(arr[~masks[k]].tolist())
 
 
+def _whole(cat) -> bool:
+    """Whether every sum of the counts in ``cat`` is exact: whole numbers below 2**53."""
+    return bool(np.all(np.floor(cat) == cat)) and float(cat.sum()) < 2.0 ** 53
+
+
 def _alpha_merge(mg, groups, alpha_merge, alpha_resplit, max_resplits, merges):
     """Step 1 on ``groups`` (in order of first member); returns the groups it ends with.
     Each group sits at its first member (its slot) in ``by_slot``."""
@@ -378,21 +383,27 @@ def merge_categories(cat, tables, *, ordered: bool, missing_last: bool, alpha_me
                 groups = alone
         else:
             groups = alone
-    # 3. groups lighter than min_child_size join their most similar allowed partner
+    # 3. groups lighter than min_child_size join their most similar allowed partner. With
+    # whole counts every order of addition gives the same sums, so only the merged group's
+    # stats are recomputed; otherwise all of them, as a block's sums depend on its rows
+    exact = not isinstance(tables, MeanTables) and _whole(cat)
+    G = mg.stats(groups) if len(groups) > 1 else None
     while len(groups) > 1:
-        G = mg.stats(groups)
         wts = tables.weight(G)
         small = np.flatnonzero(wts < min_child_size)
         if small.size == 0:
             break
         i = int(small[np.argmin(wts[small])])
         cand = mg.partners(groups, i)
-        p = tables.pair_p(np.repeat(G[[i]], len(cand), axis=0), G[cand])
+        p = pair_p_distinct(tables, G[i], G[cand])
         j = cand[int(np.argmax(p))]
         merges.append((groups[i], groups[j], float(np.max(p))))
         merged = sorted(groups[i] + groups[j])
-        groups = [g for k, g in enumerate(groups) if k not in (i, j)] + [merged]
-        groups.sort(key=lambda g: (g == [float_cat], g[0]))
+        rest = [k for k in range(len(groups)) if k not in (i, j)]
+        groups = [groups[k] for k in rest] + [merged]
+        order = sorted(range(len(groups)), key=lambda k: (groups[k] == [float_cat], groups[k][0]))
+        groups = [groups[k] for k in order]
+        G = np.concatenate([G[rest], mg.stats([merged])])[order] if exact else mg.stats(groups)
     out = Merged(groups=groups, kind=kind, merges=merges)
     if len(groups) < 2:
         return out

@@ -47,6 +47,15 @@ def group_stats(tables, cat, groups, budget=None):
     return np.concatenate(out) if len(out) > 1 else out[0]
 
 
+def pair_p_distinct(tables, a, B):
+    """``tables.pair_p`` of (a, each row of B), testing each distinct row (bytes) once."""
+    B = np.ascontiguousarray(B, dtype=np.float64)
+    keys = B.view(np.dtype((np.void, 8 * B.shape[1]))).ravel()
+    _, first, inv = np.unique(keys, return_index=True, return_inverse=True)
+    A = np.repeat(np.asarray(a, dtype=np.float64)[None], len(first), axis=0)
+    return tables.pair_p(A, B[first])[inv.ravel()]
+
+
 def _beats(q, at, best, best_at):
     """Whether value q at column ``at`` wins an argmax against ``best`` at ``best_at``."""
     qn, bn = np.isnan(q), np.isnan(best)
