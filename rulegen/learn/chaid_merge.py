@@ -32,11 +32,14 @@ statistics and in the degrees of freedom of the F test.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import special, stats
+
+from rulegen.learn.chaid_pairs import PairSearch, group_stats, pair_p_distinct
 
 _EXHAUSTIVE = 12  # a free group of up to this many categories is re-split by trying every way
 
@@ -173,6 +176,24 @@ class MeanTables(CountTables):
         F, df1, df2 = f_test(T)
         return F, (df1, df2)
 
+    def pair_p(self, A, B) -> np.ndarray:
+        """:func:`f_test` on each pair, written out for two groups (a sum over the pair is
+        a + b, as numpy reduces two terms): the merge step tests millions of pairs."""
+        A, B = np.asarray(A, dtype=np.float64), np.asarray(B, dtype=np.float64)
+        wa, ma, wb, mb = A[:, 0], A[:, 1], B[:, 0], B[:, 1]
+        W = wa + wb
+        r = (wa > 0).astype(np.intp) + (wb > 0)
+        grand = np.divide(wa * ma + wb * mb, W, out=np.zeros_like(W), where=W > 0)
+        ssb = wa * (ma - grand) ** 2 + wb * (mb - grand) ** 2
+        scale = np.maximum(np.where(wa > 0, np.abs(ma), 0.0), np.where(wb > 0, np.abs(mb), 0.0))
+        ssb = np.where(ssb <= W * (8 * np.finfo(float).eps * scale) ** 2, 0.0, ssb)
+        ssw = A[:, 2] + B[:, 2]
+        df1, df2 = (r - 1).astype(np.float64), W - r
+        ok = (df1 > 0) & (df2 > 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            F = np.where(ssw > 0, (ssb / df1) / (ssw / df2), np.where(ssb > 0, np.inf, 0.0))
+        return self._sf(np.where(ok, F, 0.0), (np.where(ok, df1, 0.0), np.where(ok, df2, 0.0)))
+
     @staticmethod
     def _sf(stat, df, log=False):
         d1, d2 = df
@@ -186,8 +207,18 @@ class MeanTables(CountTables):
 # --- Bonferroni multipliers (Kass 1980) ------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=256)
 def stirling2(c: int, r: int) -> int:
     """Ways to partition c items into r non-empty unordered groups."""
+    # the sum costs r powers of c-digit numbers (seconds for thousands of categories); the
+    # ends that merging without a merge (alpha_merge = 1) or down to two groups reach are known
+    if 1 <= r <= c:
+        if r == c or r == 1:
+            return 1
+        if r == c - 1:
+            return math.comb(c, 2)
+        if r == 2:
+            return 2 ** (c - 1) - 1
     return sum((-1) ** i * math.comb(r, i) * (r - i) ** c for i in range(r + 1)) // math.factorial(r)
 
 
@@ -233,10 +264,7 @@ class _Merger:
         self.cat, self.tables, self.ordered, self.float_cat = cat, tables, ordered, float_cat
 
     def stats(self, groups):
-        M = np.zeros((len(groups), len(self.cat)))
-        for i, g in enumerate(groups):
-            M[i, g] = 1.0
-        return self.tables.combine(self.cat, M)
+        return group_stats(self.tables, self.cat, groups)
 
     def partners(self, groups, i):
         """Groups that group i may merge with."""
@@ -246,28 +274,6 @@ class _Merger:
         last = len(groups) - (2 if alone else 1)  # the last group of present values
         out = [j for j in (i - 1, i + 1) if 0 <= j <= last]
         return out + ([len(groups) - 1] if alone else [])
-
-    def pair_table(self, groups):
-        """Group stats and the (r, r) matrix of p-values of the pairs allowed to merge
-        (i < j; -1 elsewhere). The floating category is not in ``groups`` at this step."""
-        r = len(groups)
-        G = self.stats(groups)
-        I, J = (np.arange(r - 1), np.arange(1, r)) if self.ordered else np.triu_indices(r, 1)
-        P = np.full((r, r), -1.0)
-        P[I, J] = self.tables.pair_p(G[I], G[J])
-        return G, P
-
-    def renew(self, G, P, i):
-        """Recompute row and column i of P after group i changed."""
-        r = len(G)
-        others = np.array([i - 1, i + 1]) if self.ordered else np.arange(r)
-        others = others[(others >= 0) & (others < r) & (others != i)]
-        P[i, :] = -1.0
-        P[:, i] = -1.0
-        if others.size:
-            p = self.tables.pair_p(np.repeat(G[[i]], len(others), axis=0), G[others])
-            lo, hi = np.minimum(others, i), np.maximum(others, i)
-            P[lo, hi] = p
 
     def best_binary(self, members):
         """(p, part A, part B) of the most significant split of a group in two."""
@@ -290,14 +296,58 @@ class _Merger:
         return float(p[k]), sorted(arr[masks[k]].tolist()), sorted(arr[~masks[k]].tolist())
 
 
-def _key(groups):
-    return frozenset(frozenset(g) for g in groups)
+def _whole(cat) -> bool:
+    """Whether every sum of the counts in ``cat`` is exact: whole numbers below 2**53."""
+    return bool(np.all(np.floor(cat) == cat)) and float(cat.sum()) < 2.0 ** 53
 
 
-def _place(groups, i, j, merged):
-    """Groups with i and j replaced by their union, kept in order of first member."""
-    rest = [g for k, g in enumerate(groups) if k not in (i, j)]
-    return sorted(rest + [merged], key=lambda g: g[0])
+def _alpha_merge(mg, groups, alpha_merge, alpha_resplit, max_resplits, merges):
+    """Step 1 on ``groups`` (in order of first member); returns the groups it ends with.
+    Each group sits at its first member (its slot) in ``by_slot``."""
+    c = len(mg.cat)
+    if len(groups) <= 2:
+        return groups
+    by_slot = {g[0]: g for g in groups}
+    search = PairSearch(mg.tables, mg.ordered, c, list(by_slot), mg.stats(groups))
+    # a re-split may not re-enter a partition already visited. The number of groups never
+    # grows, so only partitions of the current count r (and the r - 1 ones visited on the
+    # way) can recur; a partition is known by each category's slot, as bytes.
+    label = np.full(c, -1, dtype=np.int32)
+    for g in groups:
+        label[g] = g[0]
+    seen = {len(groups): {label.tobytes()}} if alpha_resplit is not None else None
+    resplits = 0
+    while len(by_slot) > 2:
+        i, j, p = search.best()  # the table's row-major argmax: the first pair on ties
+        if p <= alpha_merge:
+            break
+        r = len(by_slot)
+        gi, gj = by_slot[i], by_slot.pop(j)
+        merged = by_slot[i] = sorted(gi + gj)
+        merges.append((gi, gj, p))
+        split = None
+        if seen is not None:
+            label[gj] = i
+            seen.setdefault(r - 1, set()).add(label.tobytes())
+            if len(merged) >= 3 and resplits < max_resplits:
+                ps, A, B = mg.best_binary(merged)
+                split = label.copy()
+                split[A], split[B] = A[0], B[0]
+                if ps > alpha_resplit or split.tobytes() in seen.get(r, ()):
+                    split = None
+        if split is None:
+            search.merge(i, j, mg.stats([merged])[0])
+            if seen is not None:
+                seen.pop(r, None)
+            continue
+        label = split
+        seen[r].add(label.tobytes())
+        resplits += 1
+        del by_slot[i]
+        by_slot[A[0]], by_slot[B[0]] = A, B
+        slots = sorted(by_slot)
+        search.reset(slots, mg.stats([by_slot[s] for s in slots]))
+    return [by_slot[s] for s in sorted(by_slot)]
 
 
 def merge_categories(cat, tables, *, ordered: bool, missing_last: bool, alpha_merge: float,
@@ -313,36 +363,9 @@ def merge_categories(cat, tables, *, ordered: bool, missing_last: bool, alpha_me
     mg = _Merger(cat, tables, ordered, float_cat)
     groups = [[i] for i in range(c) if i != float_cat]
     merges: list = []
-    seen = {_key(groups)}
-    resplits = 0
-    # 1. merge the least different allowed pair while it is not significant. P[i, j] (i < j)
-    # holds each allowed pair's p-value, -1 elsewhere; a merge only renews the merged row.
-    G, P = mg.pair_table(groups)
-    while len(groups) > 2:
-        k = int(np.argmax(P))  # row-major: the first pair on ties
-        i, j = divmod(k, len(groups))
-        if P[i, j] <= alpha_merge:
-            break
-        merged = sorted(groups[i] + groups[j])
-        merges.append((groups[i], groups[j], float(P[i, j])))
-        groups = _place(groups, i, j, merged)  # in order, merged takes i's place (i < j)
-        seen.add(_key(groups))
-        split = None
-        if alpha_resplit is not None and len(merged) >= 3 and resplits < 10 * c:
-            ps, A, B = mg.best_binary(merged)
-            split = sorted([g for g in groups if g != merged] + [A, B], key=lambda g: g[0])
-            if ps > alpha_resplit or _key(split) in seen:
-                split = None
-        if split is not None:
-            groups = split
-            seen.add(_key(groups))
-            resplits += 1
-            G, P = mg.pair_table(groups)
-        else:
-            G = np.delete(G, j, axis=0)
-            G[i] = mg.stats([merged])[0]
-            P = np.delete(np.delete(P, j, axis=0), j, axis=1)
-            mg.renew(G, P, i)
+    # 1. merge the least different allowed pair while it is not significant (chaid_pairs
+    # finds it); a merged group of three or more may be re-split
+    groups = _alpha_merge(mg, groups, alpha_merge, alpha_resplit, 10 * c, merges)
     # 2. the floating category: join the most similar group, or stay alone
     if float_cat is not None:
         alone = groups + [[float_cat]]
@@ -360,21 +383,27 @@ def merge_categories(cat, tables, *, ordered: bool, missing_last: bool, alpha_me
                 groups = alone
         else:
             groups = alone
-    # 3. groups lighter than min_child_size join their most similar allowed partner
+    # 3. groups lighter than min_child_size join their most similar allowed partner. With
+    # whole counts every order of addition gives the same sums, so only the merged group's
+    # stats are recomputed; otherwise all of them, as a block's sums depend on its rows
+    exact = not isinstance(tables, MeanTables) and _whole(cat)
+    G = mg.stats(groups) if len(groups) > 1 else None
     while len(groups) > 1:
-        wts = tables.weight(mg.stats(groups))
+        wts = tables.weight(G)
         small = np.flatnonzero(wts < min_child_size)
         if small.size == 0:
             break
         i = int(small[np.argmin(wts[small])])
         cand = mg.partners(groups, i)
-        G = mg.stats(groups)
-        p = tables.pair_p(np.repeat(G[[i]], len(cand), axis=0), G[cand])
+        p = pair_p_distinct(tables, G[i], G[cand])
         j = cand[int(np.argmax(p))]
         merges.append((groups[i], groups[j], float(np.max(p))))
         merged = sorted(groups[i] + groups[j])
-        groups = [g for k, g in enumerate(groups) if k not in (i, j)] + [merged]
-        groups.sort(key=lambda g: (g == [float_cat], g[0]))
+        rest = [k for k in range(len(groups)) if k not in (i, j)]
+        groups = [groups[k] for k in rest] + [merged]
+        order = sorted(range(len(groups)), key=lambda k: (groups[k] == [float_cat], groups[k][0]))
+        groups = [groups[k] for k in order]
+        G = np.concatenate([G[rest], mg.stats([merged])])[order] if exact else mg.stats(groups)
     out = Merged(groups=groups, kind=kind, merges=merges)
     if len(groups) < 2:
         return out
