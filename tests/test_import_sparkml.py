@@ -31,21 +31,11 @@ CATEGORIES = {2: 6, 3: 3}  # feature index -> number of categories
 
 @pytest.fixture(scope="module")
 def spark():
-    from pyspark.sql import SparkSession
+    """The test process's one SparkSession (tests/engines.py): a second session in the same JVM
+    would keep the first one's heap, which the SQL tests' 1,000-tree query outgrew."""
+    from engines import Spark
 
-    active = SparkSession.getActiveSession()
-    if active is not None:  # another test module's session: use it, leave it running
-        yield active
-        return
-    session = (SparkSession.builder.master("local[1]").appName("rulegen-sparkml-tests")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "1")
-               .config("spark.default.parallelism", "1")
-               .config("spark.ui.showConsoleProgress", "false")
-               .getOrCreate())
-    session.sparkContext.setLogLevel("OFF")
-    yield session
-    session.stop()
+    return Spark().connection()
 
 
 def _data(seed=0, n=240):
