@@ -64,8 +64,9 @@ def verify(model_path, data, target, dialect, database, cc, cflags, form, no_pro
     bit (SQL: float32 links take exp rounded to float32, as the SQL target documents). Exit 0
     when every row agrees; exit 1 at the first row that does not, printing the row, both
     outputs and the row's path through the model (as `rulegen explain`). For a model file
-    XGBoost or LightGBM wrote, with that library installed, the evaluator is also compared
-    with the library's own raw scores on the same rows.
+    XGBoost, LightGBM or CatBoost (.cbm) wrote, or an ONNX file, with that library (or
+    onnxruntime) installed, the evaluator is also compared with the library's own raw scores
+    on the same rows.
 
     \b
     Examples:
@@ -107,7 +108,7 @@ def verify(model_path, data, target, dialect, database, cc, cflags, form, no_pro
 
 
 def _against_library(model_path, model, report) -> None:
-    """For a model file XGBoost or LightGBM wrote: the evaluator against the library itself."""
+    """For a model file a library wrote (or onnxruntime scores): the evaluator against it."""
     from rulegen.ir import evaluate
     from rulegen.verify import same_bits
     from rulegen.verify.library import library_of, raw_scores

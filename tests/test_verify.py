@@ -267,6 +267,38 @@ def _library_files(tmp_path):
     return tmp_path
 
 
+def test_verify_compares_catboost_and_onnx_files_with_their_library(tmp_path, capsys):
+    """A CatBoost .cbm against CatBoost, an skl2onnx file against onnxruntime, on the data's
+    rows and the probe rows (NaN, +-inf, every threshold's neighbours); a CatBoost JSON says why
+    it is not compared (CatBoost reads its own JSON inexactly)."""
+    catboost = pytest.importorskip("catboost")
+    pytest.importorskip("onnxruntime")
+    skl2onnx = pytest.importorskip("skl2onnx")
+    from sklearn.ensemble import RandomForestRegressor
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 4)).astype(np.float32)
+    y = X[:, 0] + X[:, 1] * X[:, 2]
+    cb = catboost.CatBoostRegressor(iterations=20, depth=4, thread_count=1, random_seed=0,
+                                    allow_writing_files=False, verbose=0).fit(X, y)
+    cb.save_model(str(tmp_path / "c.cbm"))
+    cb.save_model(str(tmp_path / "c.json"), format="json")
+    rf = RandomForestRegressor(n_estimators=5, max_depth=4, random_state=0).fit(X, y)
+    onx = skl2onnx.to_onnx(rf, X[:1], target_opset={"": 17, "ai.onnx.ml": 3})
+    (tmp_path / "r.onnx").write_bytes(onx.SerializeToString())
+    for name in ("c.cbm", "c.json", "r.onnx"):
+        head = "x" if name.endswith(".onnx") else "f"
+        (tmp_path / f"{name}.csv").write_text(
+            ",".join(f"{head}{i}" for i in range(4)) + "\n"
+            + "".join(",".join(map(repr, r)) + "\n" for r in X[:40].tolist()))
+    for name, lib in (("c.cbm", "CatBoost [\\d.]+'s raw values"), ("r.onnx", "onnxruntime [\\d.]+'s scores")):
+        code, out, err = run(capsys, "verify", tmp_path / name, tmp_path / f"{name}.csv", "--target", "python")
+        assert code == 0, err
+        assert re.search(rf"the evaluator equals {lib} on all \d+ rows", out), out
+    code, out, err = run(capsys, "verify", tmp_path / "c.json", tmp_path / "c.json.csv", "--target", "python")
+    assert code == 0 and "not compared with the library: CatBoost reads its own JSON" in out, out
+
+
 def test_verify_compares_an_imported_model_with_its_library(tmp_path, capsys, monkeypatch):
     d = _library_files(tmp_path)
     for model, data, lib in (("x.json", "x.csv", "XGBoost"), ("l.txt", "l.csv", "LightGBM")):
