@@ -265,7 +265,7 @@ def convert(source, output, flat, approximate):
     model = load_model(source)
     notes = save_model(model, output, flat=flat, approximate=approximate)
     for note in notes:
-        say(f"{output}: approximate: {note}")
+        say(f"{output}: {'approximate' if approximate else 'note'}: {note}")
     say(f"{source}: {summary(model)}; wrote {output}")
 
 

@@ -406,7 +406,8 @@ def test_refusals():
 def test_approximate_float32_sums():
     model = fx.softmax_ensemble("float32")
     data, notes = export_pmml(model, approximate=True)
-    assert len(notes) == 1 and "float32 accumulation written as double sums" in notes[0]
+    assert len(notes) == 2 and "float32 accumulation written as double sums" in notes[0]
+    assert notes[1].startswith("link softmax: the scorer computes exp itself")
     bound = float(notes[0].split("by at most ")[1].split(" ")[0])
     assert 0 < bound < 1e-6
     X = fx.probe_rows(model)
@@ -456,3 +457,17 @@ def test_cli_convert(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "approximate: float32 accumulation written as double sums" in captured.out + captured.err
     assert (tmp_path / "f.pmml").exists()
+
+
+def test_cli_says_the_scorer_computes_the_link(tmp_path, capsys):
+    """A linked ensemble is written (the file states the IR's formula) and the command says that
+    the scorer's own exp decides the last bits; an identity model says nothing of the kind."""
+    src = tmp_path / "s.json"
+    src.write_text(serialize.dumps(fx.sigmoid_ensemble()))
+    assert main(["convert", str(src), "-o", str(tmp_path / "s.pmml")]) == 0
+    out = capsys.readouterr()
+    assert "note: link sigmoid: the scorer computes exp itself" in out.out + out.err
+    src.write_text(serialize.dumps(fx.forest("mean")))
+    assert main(["convert", str(src), "-o", str(tmp_path / "f.pmml")]) == 0
+    out = capsys.readouterr()
+    assert "note:" not in out.out + out.err
