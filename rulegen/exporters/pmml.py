@@ -294,21 +294,22 @@ def _ensemble_writer(model: Model, approximate: bool, notes: list):
     return lambda w, names: _forest(w, model, names)
 
 
-def _boosted(w: Writer, model: Model, names: _Names, normalization: str | None) -> None:
+def _chain_of_sums(w: Writer, model: Model, names: _Names, prefix: str, last: str,
+                   normalization: str) -> list[str]:
+    """A MiningModel chaining one sum per raw output (fields ``prefix_k``) into a RegressionModel
+    (segment ``last``) with ``normalization``, written up to that model's MiningSchema; the
+    caller writes its tables and closes it. Returns the sums' field names."""
     task = model.target.task
-    if normalization is None:
-        _sum_model(w, model, names, 0, None, top=True)
-        return
-    raws = [names.new(f"raw_{k}") for k in range(model.n_raw)]
+    raws = [names.new(f"{prefix}_{k}") for k in range(model.n_raw)]
     w.open("MiningModel", functionName=task)
     _mining_schema(w, model, names)
     w.open("Segmentation", multipleModelMethod="modelChain")
     for k, raw in enumerate(raws):
-        w.open("Segment", id=f"raw_{k}")
+        w.open("Segment", id=f"{prefix}_{k}")
         w.empty("True")
         _sum_model(w, model, names, k, raw)
         w.close("Segment")
-    w.open("Segment", id="link")
+    w.open("Segment", id=last)
     w.empty("True")
     w.open("RegressionModel", functionName=task, normalizationMethod=normalization)
     w.open("MiningSchema")
@@ -316,6 +317,14 @@ def _boosted(w: Writer, model: Model, names: _Names, normalization: str | None) 
         w.empty("MiningField", name=raw)
     w.empty("MiningField", name=names.target, usageType="target")
     w.close("MiningSchema")
+    return raws
+
+
+def _boosted(w: Writer, model: Model, names: _Names, normalization: str | None) -> None:
+    if normalization is None:
+        _sum_model(w, model, names, 0, None, top=True)
+        return
+    raws = _chain_of_sums(w, model, names, "raw", "link", normalization)
     if normalization == "exp":
         _table(w, raws[0], None)
     elif normalization == "logit":
@@ -352,23 +361,7 @@ def _boosted(w: Writer, model: Model, names: _Names, normalization: str | None) 
 def _weighted_vote(w: Writer, model: Model, names: _Names) -> None:
     """Per class the sum of the weights of the trees voting for it (exact, in tree order), then
     ``simplemax``: each total over the totals' sum (the IR divides by the weights' sum)."""
-    raws = [names.new(f"votes_{k}") for k in range(model.n_raw)]
-    w.open("MiningModel", functionName="classification")
-    _mining_schema(w, model, names)
-    w.open("Segmentation", multipleModelMethod="modelChain")
-    for k, raw in enumerate(raws):
-        w.open("Segment", id=f"votes_{k}")
-        w.empty("True")
-        _sum_model(w, model, names, k, raw)
-        w.close("Segment")
-    w.open("Segment", id="share")
-    w.empty("True")
-    w.open("RegressionModel", functionName="classification", normalizationMethod="simplemax")
-    w.open("MiningSchema")
-    for raw in raws:
-        w.empty("MiningField", name=raw)
-    w.empty("MiningField", name=names.target, usageType="target")
-    w.close("MiningSchema")
+    raws = _chain_of_sums(w, model, names, "votes", "share", "simplemax")
     for raw, c in zip(raws, model.target.classes):
         _table(w, raw, c)
     w.close("RegressionModel")
