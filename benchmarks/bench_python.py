@@ -8,7 +8,8 @@ Each IR file is the rulegen import of a model of the shared harness (``../shared
 file's stem is the model's name there, ``models.get_model(name)`` loads the live estimator from
 ``--cache``); m2cgen (installed only in the ``--m2cgen-python`` environment) exports that live
 estimator with ``export_to_python``. Both modules are imported into this interpreter and called
-one row at a time, as a service would: rulegen's ``predict_proba(row)`` and m2cgen's
+one row at a time, as a service would: rulegen's ``predict_proba(row)`` (compiled with the
+default ``--rows any`` and with ``--rows floats``, m2cgen's input contract) and m2cgen's
 ``score(row)``, each row a list of Python floats (float32 rows of ``--rows`` widened). Rounds
 alternate between the two (``--rounds``), each timing ``--rows-per-model`` rows; the best round
 is reported. Every row's probabilities are compared with rulegen's evaluator (which equals
@@ -78,33 +79,42 @@ def main() -> None:
         X_m = X.reshape(-1, len(model.features))[:max(n, 1000)]
         rows = [r.tolist() for r in X_m]
         (work / f"rg_{name}.py").write_text(generate(model, "python", name=f"rg_{name}")[f"rg_{name}.py"])
+        (work / f"rgf_{name}.py").write_text(
+            generate(model, "python", name=f"rgf_{name}", rows="floats")[f"rgf_{name}.py"])
         t0 = time.perf_counter()
         rg = load(work / f"rg_{name}.py", f"rg_{name}")
         rg_import = time.perf_counter() - t0
+        rgf = load(work / f"rgf_{name}.py", f"rgf_{name}")
         t0 = time.perf_counter()
         m2c = load(work / f"m2c_{name}.py", f"m2c_{name}")
         m2c_import = time.perf_counter() - t0
         want = ev.predict_proba(model, X_m.astype(np.float64)).astype(np.float64)
         exact = {}
-        for label, fn in (("rulegen", rg.predict_proba), ("m2cgen", m2c.score)):
+        fns = {"rulegen": rg.predict_proba, "floats": rgf.predict_proba, "m2cgen": m2c.score}
+        for label, fn in fns.items():
             got = np.array([fn(r) for r in rows], dtype=np.float64)
             diff = np.abs(got - want).max(axis=1)
             exact[label] = (int((diff > 0).sum()), float(diff.max()))
-        best = {"rulegen": 1e9, "m2cgen": 1e9}
+        best = dict.fromkeys(fns, 1e9)
         timed = rows[:n]
-        for _ in range(args.rounds):
-            best["rulegen"] = min(best["rulegen"], per_row(rg.predict_proba, timed))
-            best["m2cgen"] = min(best["m2cgen"], per_row(m2c.score, timed))
+        for _ in range(args.rounds):  # interleaved, best round of each
+            for label, fn in fns.items():
+                best[label] = min(best[label], per_row(fn, timed))
         results.append({"model": name, "rows": len(timed), "rulegen_us": best["rulegen"] * 1e6,
-                        "m2cgen_us": best["m2cgen"] * 1e6, "ratio": best["rulegen"] / best["m2cgen"],
-                        "rulegen_off": exact["rulegen"], "m2cgen_off": exact["m2cgen"], "checked_rows": len(rows),
+                        "floats_us": best["floats"] * 1e6, "m2cgen_us": best["m2cgen"] * 1e6,
+                        "ratio": best["rulegen"] / best["m2cgen"], "floats_ratio": best["floats"] / best["m2cgen"],
+                        "rulegen_off": exact["rulegen"], "floats_off": exact["floats"],
+                        "m2cgen_off": exact["m2cgen"], "checked_rows": len(rows),
                         "rulegen_import_s": rg_import, "m2cgen_import_s": m2c_import})
     print(f"m2cgen {version}; CPython {sys.version.split()[0]}")
-    print("| model | rulegen us/row | m2cgen us/row | ratio | rulegen rows off | m2cgen rows off (max) | import s (rulegen / m2cgen) |")
-    print("|---|---:|---:|---:|---|---|---|")
+    print("| model | rulegen us/row | ratio | rulegen --rows floats us/row | ratio | m2cgen us/row | "
+          "rulegen rows off (any / floats) | m2cgen rows off (max) | import s (rulegen / m2cgen) |")
+    print("|---|---:|---:|---:|---:|---:|---|---|---|")
     for r in results:
-        print(f"| {r['model']} | {r['rulegen_us']:.2f} | {r['m2cgen_us']:.2f} | {r['ratio']:.2f} | "
-              f"{r['rulegen_off'][0]} of {r['checked_rows']} | {r['m2cgen_off'][0]} ({r['m2cgen_off'][1]:.1e}) | "
+        print(f"| {r['model']} | {r['rulegen_us']:.2f} | {r['ratio']:.2f} | {r['floats_us']:.2f} | "
+              f"{r['floats_ratio']:.2f} | {r['m2cgen_us']:.2f} | "
+              f"{r['rulegen_off'][0]} / {r['floats_off'][0]} of {r['checked_rows']} | "
+              f"{r['m2cgen_off'][0]} ({r['m2cgen_off'][1]:.1e}) | "
               f"{r['rulegen_import_s']:.2f} / {r['m2cgen_import_s']:.2f} |")
     (work / "results.json").write_text(json.dumps(results, indent=1))
 

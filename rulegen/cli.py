@@ -109,6 +109,12 @@ _add_verify_commands()
 @click.option("--batch-block", type=click.IntRange(1, 4096), default=None, metavar="ROWS",
               help="C: rows per block of NAME_predict_batch (default 64); its stack grows with "
                    "it. A one-tree model with categorical splits scores a row at a time.")
+@click.option("--rows", type=click.Choice(["any", "floats"]), default=None,
+              help="Python: what rows the functions take. any (default): a sequence or mapping "
+                   "of any numbers, checked and converted with float(). floats: a list or tuple "
+                   "of floats or ints (numpy float32/float64 scalars too) in FEATURES order, read "
+                   "as it is with no length check: faster, as exact for those values (numeric "
+                   "models; others keep any).")
 @click.option("--no-comments", is_flag=True, help="Leave out provenance comments "
               "(leaf ids, support counts).")
 @click.option("-o", "--output", default=None, type=click.Path(),
@@ -116,7 +122,7 @@ _add_verify_commands()
                    "path ending in .c or .h names the C files, one ending in .go or .java the "
                    "file). Default: NAME.py / NAME.sql / NAME.mjs / NAME.rs / the current directory.")
 def compile_(model_path, target, dialect, name, table, expressions_only, kept, form,
-             precision, positive_only, leaves, batch_block, no_comments, output):
+             precision, positive_only, leaves, batch_block, rows, no_comments, output):
     """Compile MODEL to standalone code with no runtime dependency.
 
     MODEL is a rules file, rulegen IR JSON (as written by `rulegen fit` or `rulegen
@@ -140,7 +146,8 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
     C: NAME_predict(const double *x, double *out), NAME_predict_class(x) and
        NAME_predict_batch(X, n, out); missing is NaN, categories are codes (listed in
        NAME.h). Compile with any C99 compiler. --precision float32: the same with float.
-    Python: predict(row), predict_proba(row); standard library only.
+    Python: predict(row), predict_proba(row); standard library only. --rows floats
+       takes lists of floats as they are (m2cgen's contract), about 1.6x faster on one tree.
     Go: package NAME with Predict(x, out), PredictClass(x), PredictRaw(x, raw) and
        PredictBatch(X, out) on []float64 rows; NaN is missing, categories are codes.
        Links with exp use Go's math.Exp (within 2 ulps of the evaluator; raw is exact).
@@ -189,6 +196,11 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
             raise click.BadParameter(f"{flag} applies to {which} only, not {target!r}",
                                      param_hint=flag)
         options[key] = value
+    if rows is not None:
+        if target != "python":
+            raise click.BadParameter(f"--rows applies to the python target only, not {target!r}",
+                                     param_hint="--rows")
+        options["rows"] = rows
     model = load_model(model_path)
     out_dir, base = _output_place(target, output)
     name = name or base or c_identifier(Path(model_path).stem)

@@ -35,6 +35,7 @@ from rulegen.ir.nodes import (
     Target,
     Tree,
 )
+from rulegen.codegen.lower import float64_bound
 from rulegen.ir.validate import validate
 from rulegen.targets.python.target import MAX_BLOCK_DEPTH, MAX_CHAIN, MAX_INLINE_TERMS, PythonTarget, module_name
 
@@ -516,7 +517,7 @@ def test_lazy_reads_take_every_row_form_exactly(name):
     model = _lazy_models()[name]
     assert lazy_reads_pay(model)
     text = PythonTarget().generate(model)["model.py"]
-    assert "float(x[" in text
+    assert "float(x[" in text or "float(x1" in text  # x1: the row unpacked into locals
     layout = {"one_big_tree": "_tree_0(x)]", "deep_chain": "while callable(step)", "few_trees": "def _raw(x)"}
     assert layout[name] in text
     if name == "one_big_tree":
@@ -546,3 +547,117 @@ def test_lazy_reads_take_every_row_form_exactly(name):
         module.predict_raw([0.0] * (len(model.features) - 1))
     with pytest.raises(TypeError):
         module.predict_raw([[1.0]] * len(model.features))
+
+
+# --- rows of floats (--rows floats): read as they are, exact for the types the contract allows ---
+
+
+def _row_forms(model: Model, X: np.ndarray) -> list:
+    """(rows, the float64 values the evaluator should see) for every row form rows of floats
+    may take: floats and None, numpy float32 and float64 scalars, numpy rows, tuples, ints."""
+    with np.errstate(over="ignore"):  # probes beyond float32's range become +-inf
+        X32 = X.astype(np.float32)
+    small = np.isfinite(X) & (np.abs(X) < 2.0**62)
+    XI = np.where(small, np.round(X), np.nan)
+    return [
+        ([[None if v != v else float(v) for v in r] for r in X], X),
+        ([list(r) for r in X], X),  # numpy float64 scalars
+        ([list(r) for r in X32], X32.astype(np.float64)),  # numpy float32 scalars, compared as they are
+        (list(X32), X32.astype(np.float64)),  # numpy rows
+        ([tuple(r.tolist()) for r in X], X),
+        ([[None if v != v else int(v) for v in r] for r in XI], XI),  # ints, exact past 2**53 too
+    ]
+
+
+def assert_float_rows_exact(model: Model, X: np.ndarray) -> None:
+    module = import_source(PythonTarget().generate(model, rows="floats"))
+    for rows, want_X in _row_forms(model, X):
+        raw = np.array([module.predict_raw(r) for r in rows], dtype=np.float64).reshape(len(rows), -1)
+        want = ev.raw_scores(model, want_X).astype(np.float64)
+        assert np.array_equal(raw, want, equal_nan=True), _first_diff(raw, want, want_X)
+        if model.target.task == "classification":
+            proba = np.array([module.predict_proba(r) for r in rows], dtype=np.float64)
+            want_p = ev.predict_proba(model, want_X).astype(np.float64)
+            assert np.array_equal(proba, want_p, equal_nan=True), _first_diff(proba, want_p, want_X)
+        predictions = module.predict_batch(rows)
+        want_pred = ev.predict(model, want_X).tolist()
+        assert all(p == w or (p != p and w != w) for p, w in zip(predictions, want_pred))
+
+
+def _numeric_fixtures() -> dict[str, Model]:
+    from rulegen.targets.python.body import reads_directly
+
+    return {k: m for k, m in {**F.all_models(), **_lazy_models()}.items() if reads_directly(m)}
+
+
+@pytest.mark.parametrize("name", sorted(_numeric_fixtures()))
+def test_rows_of_floats_are_exact_in_every_allowed_form(name):
+    model = _numeric_fixtures()[name]
+    text = PythonTarget().generate(model, rows="floats")["model.py"]
+    assert "compiled with --rows\nfloats" in text or "(compiled with --rows floats)" in text.replace("\n", " ")
+    assert_float_rows_exact(model, F.probe_rows(model, limit=400))
+
+
+def _stumps(thresholds, dtype: str) -> Model:
+    """One stump per threshold on its own input, each op and missing side in turn; the leaves
+    are powers of two, so the raw score says which side every stump took."""
+    trees = []
+    for i, t in enumerate(thresholds):
+        test = NumericTest(i, "<=" if i % 2 else "<", float(t), dtype)
+        trees.append(Tree((Split(test, (1, 2), DefaultChild(i // 2 % 2)), Leaf((0.0,)), Leaf((2.0 ** -(i % 40),)))))
+    features = tuple(Feature(f"x{i}") for i in range(len(thresholds)))
+    return validate(Model(features, Target("regression"), tuple(trees), (0.0,)))
+
+
+def test_rows_of_floats_at_float32_midpoints_and_huge_bounds():
+    """Where a test reads the value as it is, numpy compares a float32 scalar with the bound
+    rounded to float32 and an int exactly: every threshold kind the reads have to get right,
+    probed at and around it in float32, float64 and ints."""
+    f32 = np.float32
+    t32 = [f32(0.1), f32(1.0), f32(-1.0), np.nextafter(f32(1.0), f32(0)), f32(3.0), f32(2.0**-126),
+           f32(1e-45), f32(-3e38), f32(3.4e38), f32(2.0**24 + 2), f32(2.0**60), f32(-(2.0**70))]
+    t64 = [0.1, 1.0 / 3.0, 0.5, -2.5, 2.0**53 + 2, 2.0**60 + 2**9, -(2.0**60) - 2**9, 2.0**60, 2.0**58,
+           1e300, 5e-324, float(f32(0.7)), 3.4e38]
+    for thresholds, dtype in ((t32, "float32"), (t64, "float64")):
+        model = _stumps(thresholds, dtype)
+        rows = []
+        with np.errstate(over="ignore"):  # thresholds past float32's range: the probes are +-inf
+            for t in thresholds:
+                near = [float(t), float(np.nextafter(t, np.inf)), float(np.nextafter(t, -np.inf))]
+                up = down = f32(t)
+                for _ in range(3):  # float32 values around it, as they round from the double
+                    near += [float(up), float(down)]
+                    up, down = np.nextafter(up, f32(np.inf)), np.nextafter(down, f32(-np.inf))
+                rows.append(near)
+        width = max(map(len, rows))
+        base = np.array([r + [r[0]] * (width - len(r)) for r in rows])  # (features, probes)
+        X = np.concatenate([base.T, np.full((1, len(thresholds)), np.nan)])
+        assert_float_rows_exact(model, X)
+        # ints that no double holds, next to the thresholds past 2**53: float() rounds them
+        module = import_source(PythonTarget().generate(model, rows="floats"))
+        bounds = [float64_bound(tree.nodes[0].test.op, tree.nodes[0].test.threshold, dtype)[1]
+                  for tree in model.trees]
+        ints = [[0] * j + [int(b) + d] + [0] * (len(bounds) - j - 1)
+                for j, b in enumerate(bounds) if 2.0**53 <= abs(b) < 2.0**62 for d in range(-3, 4)]
+        assert ints
+        raw = np.array([module.predict_raw(r) for r in ints])
+        want = ev.raw_scores(model, np.array([[float(v) for v in r] for r in ints])).astype(np.float64)
+        assert np.array_equal(raw, want)
+
+
+@pytest.mark.parametrize("rows", ["any", "floats"])
+def test_ensembles_read_the_row_from_locals(rows):
+    """Trees summed in one function unpack the row once (x0, x1, ... = x): a row of the wrong
+    length is refused there; every row form is read right (the fixtures' tests above)."""
+    from rulegen.targets.python.body import unpack_pays
+
+    model = F.big_ensemble(60)
+    assert unpack_pays(model)
+    text = PythonTarget().generate(model, rows=rows)["model.py"]
+    assert "x0, x1, x2" in text and "x[" not in text.split("def _raw(x):")[1].split("\ndef ")[0]
+    module = import_source({"model.py": text})
+    X = F.probe_rows(model, limit=200)
+    assert_exact(model, X) if rows == "any" else assert_float_rows_exact(model, X)
+    for bad in ([0.0] * (len(model.features) - 1), [0.0] * (len(model.features) + 1)):
+        with pytest.raises(ValueError):
+            module.predict_raw(bad)

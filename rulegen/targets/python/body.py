@@ -40,22 +40,41 @@ CONVERT_NS, READ_NS = 48.0, 30.0
 # stay far inside float32's range (2**128), so Veltkamp's split never sees an overflow.
 VELTKAMP_BOUND = 2.0**126
 _SPLIT = "536870913.0"  # 2**29 + 1
+# Rows wider than this stay lists in _raw (one local per input would make a long statement).
+MAX_UNPACKED = 1024
+
+
+def reads_directly(model: Model) -> bool:
+    """Whether the trees can read the caller's row itself: a numeric model whose every test
+    reads one input against a threshold and sends a missing value to one child."""
+    return all(f.kind != "categorical" for f in model.features) and all(
+        isinstance(n.test, NumericTest) and isinstance(n.missing, DefaultChild)
+        for tree in model.trees for n in tree.nodes if isinstance(n, Split))
 
 
 def lazy_reads_pay(model: Model) -> bool:
     """Whether trees should convert each value they read instead of the row up front: for
     numeric models whose tests read one input each and whose rows read few of the inputs."""
-    if any(f.kind == "categorical" for f in model.features):
+    if not reads_directly(model):
         return False
+    return reads_per_row(model) * READ_NS < len(model.features) * CONVERT_NS
+
+
+def reads_per_row(model: Model) -> float:
+    """The inputs a row's tests read, summed over the trees: each tree's mean leaf depth."""
     reads = 0.0
     for tree in model.trees:
-        if any(isinstance(n, Split) and not (isinstance(n.test, NumericTest) and isinstance(n.missing, DefaultChild))
-               for n in tree.nodes):
-            return False
         d = node_depths(tree)
         leaves = [i for i, n in enumerate(tree.nodes) if isinstance(n, Leaf)]
         reads += sum(d[i] for i in leaves) / len(leaves)
-    return reads * READ_NS < len(model.features) * CONVERT_NS
+    return reads
+
+
+def unpack_pays(model: Model) -> bool:
+    """Whether the trees summed in one function should read the row from locals: unpacking it
+    (``x0, x1, ... = x``) costs about a store per input, and a local read saves two of the three
+    steps of ``x[f]`` (load, constant, subscript) at every test on a row's path."""
+    return len(model.features) <= MAX_UNPACKED and 2 * reads_per_row(model) > len(model.features)
 
 
 def veltkamp_safe(model: Model) -> bool:
@@ -81,8 +100,8 @@ class RawBody:
     """Functions, constants and helpers of the trees, and each entry point's lines (reading
     the row as ``x``, ending in a return): ``entries["raw" | "proba" | "predict"]``."""
 
-    def __init__(self, model: Model, comments: bool, lazy: bool):
-        self.model, self.comments, self.lazy = model, comments, lazy
+    def __init__(self, model: Model, comments: bool, lazy: bool, floats: bool = False):
+        self.model, self.comments, self.lazy, self.floats = model, comments, lazy, floats
         self.functions: list[dict] = []
         self.constants: list[tuple[str, str]] = []
         self.helpers: set[str] = set()
@@ -109,7 +128,7 @@ class RawBody:
         if len(model.trees[0].nodes) <= MAX_ENTRY_NODES:  # the tree in each entry point
             for entry, exprs in values.items():
                 code = TreeWriter(model, 0, self.comments, leaf_values=dict(zip(leaves, exprs)),
-                                  lazy=self.lazy, inline=True).write()
+                                  lazy=self.lazy, floats=self.floats, inline=True).write()
                 if code is None:  # too deep for one function
                     self.entries = {}
                     break
@@ -120,7 +139,7 @@ class RawBody:
             return
         # the tree function returns the leaf's position; the entry points look it up
         code = TreeWriter(model, 0, self.comments, leaf_values={nid: str(i) for i, nid in enumerate(leaves)},
-                          lazy=self.lazy).write()
+                          lazy=self.lazy, floats=self.floats).write()
         self._add_code(code)
         leaf = f"{code.name}(x)"
         for entry, exprs in values.items():
@@ -141,18 +160,23 @@ class RawBody:
         self.veltkamp = f32 and self.locals and veltkamp_safe(model)
         base = [_value(model, b) for b in model.base_score]
         lines = [f"a{k} = {b}" for k, b in enumerate(base)] if self.locals else [f"a = [{', '.join(base)}]"]
+        unpacked = unpack_pays(model)
+        if unpacked:  # a row of the wrong length raises ValueError here
+            names = ", ".join(f"x{j}" for j in range(len(model.features)))
+            lines.insert(0, f"{names}{',' if len(model.features) == 1 else ''} = x")
         if f32 and not self.veltkamp:
             lines.append("f = _cell()")
             self.helpers |= {"cell", "f32"}
         for i in range(len(model.trees)):
-            code = TreeWriter(model, i, self.comments, lazy=self.lazy, inline=True).write()
+            code = TreeWriter(model, i, self.comments, lazy=self.lazy, floats=self.floats, inline=True,
+                              unpacked=unpacked).write()
             if code is not None:
                 self.helpers |= code.helpers
                 self.constants += code.constants
                 lines += code.body
                 value = VAR[code.returns]
             else:  # parts or blends: its own function
-                code = TreeWriter(model, i, self.comments, lazy=self.lazy).write()
+                code = TreeWriter(model, i, self.comments, lazy=self.lazy, floats=self.floats).write()
                 self._add_code(code)
                 value = f"{code.name}(x)"
             lines += self._accumulate(model.trees[i], code.returns, value)

@@ -26,13 +26,17 @@ from rulegen.codegen.literals import py_comment, py_docstring, py_identifier, py
 from rulegen.codegen.lower import has_blend
 from rulegen.ir.nodes import Model
 from rulegen.targets.base import Target
-from rulegen.targets.python.body import RawBody, lazy_reads_pay
+from rulegen.targets.python.body import RawBody, lazy_reads_pay, reads_directly
 from rulegen.targets.python.tree import (  # noqa: F401  (limits re-exported for tests and docs)
     MAX_BLOCK_DEPTH,
     MAX_CHAIN,
     MAX_INLINE_TERMS,
 )
 
+# What rows the entry points take: "any" sequence or mapping of values, each converted with
+# float() where read; or "floats", lists or tuples of floats and ints read as they are (m2cgen's
+# contract, and its speed), for a numeric model (others keep "any").
+ROWS = ("any", "floats")
 # A module named like one the generated code imports would shadow it when imported itself.
 _IMPORTED = frozenset({"array", "ctypes", "math", "struct"})
 # How much of the feature list the module docstring spells out (FEATURES always has it all).
@@ -50,16 +54,21 @@ class PythonTarget(Target):
     name = "python"
     description = "one dependency-free Python module (standard library only)"
 
-    def generate(self, model: Model, *, name: str = "model", comments: bool = True, **options) -> dict[str, str]:
+    def generate(self, model: Model, *, name: str = "model", comments: bool = True, rows: str = "any",
+                 **options) -> dict[str, str]:
         if options:
             raise TypeError(f"unknown option(s) for the python target: {', '.join(sorted(options))}")
+        if rows not in ROWS:
+            raise ValueError(f"rows must be one of {', '.join(ROWS)}, not {rows!r}")
         stem = module_name(name)
-        return {stem + ".py": render("python/module.py.j2", self.context(model, stem, comments))}
+        return {stem + ".py": render("python/module.py.j2", self.context(model, stem, comments, rows))}
 
-    def context(self, model: Model, stem: str, comments: bool = True) -> dict:
+    def context(self, model: Model, stem: str, comments: bool = True, rows: str = "any") -> dict:
         classifier = model.target.task == "classification"
-        lazy = lazy_reads_pay(model)
-        body = RawBody(model, comments, lazy)
+        # rows of floats are read as they are where the model's tests allow (reads_directly)
+        floats = rows == "floats" and reads_directly(model)
+        lazy = floats or lazy_reads_pay(model)
+        body = RawBody(model, comments, lazy, floats)
         one = len(model.trees) == 1 and not has_blend(model.trees[0])
         if one:  # the tree gives its leaf; every output is folded per leaf at generation
             body.one_tree()
@@ -78,11 +87,12 @@ class PythonTarget(Target):
                 helpers.add("number")
                 inputs.append((f"_number(row[{j}])", note))
         return {
-            "docstring": py_docstring(self._docstring(model, stem)),
+            "docstring": py_docstring(self._docstring(model, stem, floats)),
             "imports": [m for m, need in (("array", "cell" in helpers), ("ctypes", "expf" in helpers),
                                           ("math", helpers & {"exp", "expf"}), ("struct", "f32" in helpers)) if need],
             "numeric": numeric,
             "lazy": lazy,
+            "floats": floats,
             "categorical": [j for j, f in enumerate(model.features) if f.kind == "categorical"],
             "features": [py_str(f.name) for f in model.features],
             "task": py_str(model.target.task),
@@ -125,7 +135,7 @@ class PythonTarget(Target):
         ]
 
     @staticmethod
-    def _docstring(model: Model, stem: str) -> str:
+    def _docstring(model: Model, stem: str, floats: bool = False) -> str:
         t, p = model.target, model.provenance
         classifier = t.task == "classification"
         lines = [
@@ -153,14 +163,23 @@ class PythonTarget(Target):
                   ("unseen_features(row)", "categorical features whose value is not listed")]
         lines += ["", "Usage::", "", f"    import {stem}", ""]
         lines += [f"    {stem}.{call:<22} # {what}" for call, what in calls]
-        lines += [
-            "",
-            "A row is a sequence of values in FEATURES order, or a mapping with every feature name",
-            "as a key. None or NaN is missing. Categorical features take their labels; any other",
-            "value is an unseen category. Results equal rulegen's reference evaluator bit for bit.",
-            "",
-            "Features:",
-        ]
+        if floats:
+            lines += [
+                "",
+                "A row is a list or tuple of Python floats or ints (numpy float32 and float64 scalars",
+                "too) in FEATURES order, read as it is, with no length check (compiled with --rows",
+                "floats). None or NaN is missing. Convert Decimal, Fraction and numpy float16 values",
+                "with float() first: they would be compared as they are. Results equal rulegen's",
+                "reference evaluator bit for bit.",
+            ]
+        else:
+            lines += [
+                "",
+                "A row is a sequence of values in FEATURES order, or a mapping with every feature name",
+                "as a key. None or NaN is missing. Categorical features take their labels; any other",
+                "value is an unseen category. Results equal rulegen's reference evaluator bit for bit.",
+            ]
+        lines += ["", "Features:"]
         for f in model.features[:DOC_FEATURES]:
             kind = f.kind
             if f.kind == "categorical":

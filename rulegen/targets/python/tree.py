@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from rulegen.codegen.literals import py_comment, py_float, py_str
 from rulegen.codegen.lower import float64_bound, has_blend, leaf_contribution, vote_index
 from rulegen.ir.nodes import (
@@ -83,7 +85,8 @@ VAR = {"scalar": "v", "vector": "t", "vote": "k"}
 
 class TreeWriter:
     def __init__(self, model: Model, index: int, comments: bool = True, *,
-                 leaf_values: dict[int, str] | None = None, lazy: bool = False, inline: bool = False):
+                 leaf_values: dict[int, str] | None = None, lazy: bool = False, inline: bool = False,
+                 floats: bool = False, unpacked: bool = False):
         self.model = model
         self.tree: Tree = model.trees[index]
         self.index = index
@@ -91,6 +94,9 @@ class TreeWriter:
         self.blend = has_blend(self.tree)
         self.width = 1 if self.tree.output is not None else model.n_raw
         self.leaf_values, self.lazy, self.inline = leaf_values, lazy, inline
+        self.floats = floats and lazy  # rows of floats (--rows floats): see _numeric
+        # inline trees of a function that unpacked the row into locals x0, x1, ... (body.py)
+        self.unpacked = unpacked and inline
         vote = model.aggregation == "vote"
         returns = "leaf" if leaf_values is not None else "vote" if vote else "scalar" if self.width == 1 else "vector"
         self.code = TreeCode(f"_tree_{index}", returns)
@@ -101,7 +107,21 @@ class TreeWriter:
 
     def _x(self, f: int) -> str:
         # lazy: converted where read (binding it for the tests below was no faster: measured)
-        return f"float(x[{f}])" if self.lazy else f"x[{f}]"
+        return f"float({self._ref(f)})" if self.lazy else self._ref(f)
+
+    def _ref(self, f: int) -> str:
+        return f"x{f}" if self.unpacked else f"x[{f}]"
+
+    def _numeric(self, test: NumericTest, bound: float) -> str:
+        """Input f of a numeric test against its float64 ``bound``. With rows of floats it is
+        read as it is wherever that gives float()'s answer for every value the contract allows:
+        a float or numpy float64 compares in float64; an int compares exactly, float()'s answer
+        while |bound| < 2**53; numpy compares a float32 scalar with the bound rounded to float32,
+        which is exact when the bound is a float32 value or, in a float32 test, the midpoint of
+        two float32 values (its tie rounds to the side the test's op keeps: lower.float64_bound)."""
+        if self.floats and abs(bound) < 2.0**53 and (test.dtype == "float32" or float(np.float32(bound)) == bound):
+            return self._ref(test.feature)
+        return self._x(test.feature)
 
     def _name(self, f: int) -> str:
         return py_str(self.model.features[f].name)
@@ -128,7 +148,7 @@ class TreeWriter:
         """A binary test's condition on present inputs."""
         if isinstance(test, NumericTest):
             op, bound = float64_bound(test.op, test.threshold, test.dtype)
-            return f"{self._x(test.feature)} {op} {py_float(bound)}"
+            return f"{self._numeric(test, bound)} {op} {py_float(bound)}"
         if isinstance(test, CategoricalTest):
             return self._labels(test.feature, test.categories)
         if len(test.features) > MAX_INLINE_TERMS:
@@ -252,7 +272,7 @@ class TreeWriter:
             for j, (cond, pos) in enumerate(conds):
                 if pos == rule.child and isinstance(test, NumericTest):  # true or NaN: not the other side
                     op, bound = float64_bound(test.op, test.threshold, test.dtype)
-                    cond = f"not ({self._x(test.feature)} {_NEGATED[op]} {py_float(bound)})"
+                    cond = f"not ({self._numeric(test, bound)} {_NEGATED[op]} {py_float(bound)})"
                 elif pos == rule.child:
                     cond += " or " + self._missing(test, tag)
                 out += [("line", ind, f"{'elif' if j else 'if'} {cond}:"), ("child", pos, ind + 1, b)]

@@ -63,30 +63,31 @@ def _argmax(values):
 
 # every tree in turn, each added to the accumulators
 def _raw(x):
+    x0, x1, x2, x3 = x
     a0 = -0.3
     # tree 0: 27 nodes, weight 0.1
     # node 0: 'f1' <= 0.8199999928474426 (compared in float32); missing -> node 2
-    if x[1] < 0.820000022649765:
+    if x1 < 0.820000022649765:
         # node 1: 'f0' < 0.45; missing -> node 3
-        if not (x[0] >= 0.45):
+        if not (x0 >= 0.45):
             # node 3: 'f1' < -0.48; missing -> node 8
-            if x[1] < -0.48:
+            if x1 < -0.48:
                 # node 7: 'f1' <= 0.6499999761581421 (compared in float32); missing -> node 16
-                if x[1] <= 0.6500000059604645:
+                if x1 <= 0.6500000059604645:
                     v = 0.023550561173022524  # node 15
                 else:
                     v = 0.07595195224783792  # node 16
             else:
                 # node 8: 'f1' <= 0.11; missing -> node 17
-                if not (x[1] > 0.11):
+                if not (x1 > 0.11):
                     v = -0.16487873663509486  # node 17
                 else:
                     v = 0.02543881165176173  # node 18
         else:
             # node 4: 'f3' < -0.26; missing -> node 9
-            if not (x[3] >= -0.26):
+            if not (x3 >= -0.26):
                 # node 9: 'f1' <= -0.1; missing -> node 20
-                if x[1] <= -0.1:
+                if x1 <= -0.1:
                     v = 0.12246469675357324  # node 19
                 else:
                     v = -0.029752684437047323  # node 20
@@ -94,11 +95,11 @@ def _raw(x):
                 v = 0.05937480717858228  # node 10
     else:
         # node 2: 'f2' <= 0.29; missing -> node 6
-        if x[2] <= 0.29:
+        if x2 <= 0.29:
             # node 5: 'f0' <= -2.71; missing -> node 12
-            if x[0] <= -2.71:
+            if x0 <= -2.71:
                 # node 11: 'f3' < -0.82; missing -> node 22
-                if x[3] < -0.82:
+                if x3 < -0.82:
                     v = -0.081081458323757  # node 21
                 else:
                     v = 0.07522438271795928  # node 22
@@ -106,95 +107,95 @@ def _raw(x):
                 v = -0.10717874168774442  # node 12
         else:
             # node 6: 'f2' <= 0.2199999988079071 (compared in float32); missing -> node 13
-            if not (x[2] > 0.2200000062584877):
+            if not (x2 > 0.2200000062584877):
                 # node 13: 'f3' < -1.25 (compared in float32); missing -> node 24
-                if x[3] < -1.2500000596046448:
+                if x3 < -1.2500000596046448:
                     v = 0.025344651620814146  # node 23
                 else:
                     v = 0.08958830707775604  # node 24
             else:
                 # node 14: 'f1' < -1.1100000143051147 (compared in float32); missing -> node 26
-                if x[1] <= -1.1100000739097595:
+                if x1 <= -1.1100000739097595:
                     v = -0.034521571005127975  # node 25
                 else:
                     v = -0.14818182737222113  # node 26
     a0 += v
     # tree 1: 17 nodes, weight 0.1
     # node 0: 'f1' <= -0.44999998807907104 (compared in float32); missing -> node 2
-    if x[1] <= -0.44999997317790985:
+    if x1 <= -0.44999997317790985:
         # node 1: 'f3' <= -1.2000000476837158 (compared in float32); missing -> node 3
-        if not (x[3] > -1.199999988079071):
+        if not (x3 > -1.199999988079071):
             v = 0.0256485627221562  # node 3
         else:
             v = -0.025884806478784557  # node 4
     else:
         # node 2: 'f1' <= -0.0; missing -> node 5
-        if not (x[1] > -0.0):
+        if not (x1 > -0.0):
             # node 5: 'f2' <= -0.14; missing -> node 7
-            if not (x[2] > -0.14):
+            if not (x2 > -0.14):
                 # node 7: 'f3' < -0.88; missing -> node 12
-                if x[3] < -0.88:
+                if x3 < -0.88:
                     v = -0.1524686038099152  # node 11
                 else:
                     v = -0.2466229231351318  # node 12
             else:
                 # node 8: 'f1' <= 0.14; missing -> node 13
-                if not (x[1] > 0.14):
+                if not (x1 > 0.14):
                     v = 0.06168787551543195  # node 13
                 else:
                     v = 0.2547897815483126  # node 14
         else:
             # node 6: 'f0' <= 0.86; missing -> node 9
-            if not (x[0] > 0.86):
+            if not (x0 > 0.86):
                 v = 0.0013749583618419498  # node 9
             else:
                 # node 10: 'f1' <= -1.03; missing -> node 16
-                if x[1] <= -1.03:
+                if x1 <= -1.03:
                     v = -0.10009248488718936  # node 15
                 else:
                     v = -0.12506957588019882  # node 16
     a0 += v
     # tree 2: 23 nodes, weight 0.1
     # node 0: 'f1' <= -0.84; missing -> node 1
-    if not (x[1] > -0.84):
+    if not (x1 > -0.84):
         # node 1: 'f0' <= -0.41; missing -> node 4
-        if x[0] <= -0.41:
+        if x0 <= -0.41:
             v = -0.10928943692952431  # node 3
         else:
             # node 4: 'f1' < -0.05; missing -> node 7
-            if not (x[1] >= -0.05):
+            if not (x1 >= -0.05):
                 # node 7: 'f2' <= -2.14; missing -> node 13
-                if not (x[2] > -2.14):
+                if not (x2 > -2.14):
                     v = 0.28715673378134987  # node 13
                 else:
                     v = 0.08802586206615082  # node 14
             else:
                 # node 8: 'f2' < 0.23; missing -> node 15
-                if not (x[2] >= 0.23):
+                if not (x2 >= 0.23):
                     v = -0.11392946703429759  # node 15
                 else:
                     v = -0.07796379162397446  # node 16
     else:
         # node 2: 'f2' <= -0.32; missing -> node 6
-        if x[2] <= -0.32:
+        if x2 <= -0.32:
             # node 5: 'f3' < 0.28; missing -> node 10
-            if x[3] < 0.28:
+            if x3 < 0.28:
                 # node 9: 'f2' < -0.59; missing -> node 18
-                if x[2] < -0.59:
+                if x2 < -0.59:
                     v = 0.008697924857190436  # node 17
                 else:
                     v = -0.15547311319959864  # node 18
             else:
                 # node 10: 'f2' <= 0.17; missing -> node 20
-                if x[2] <= 0.17:
+                if x2 <= 0.17:
                     v = 0.016863040701051428  # node 19
                 else:
                     v = -0.045907155571275914  # node 20
         else:
             # node 6: 'f2' < -0.9; missing -> node 12
-            if x[2] < -0.9:
+            if x2 < -0.9:
                 # node 11: 'f2' <= 0.6399999856948853 (compared in float32); missing -> node 22
-                if x[2] <= 0.6400000154972076:
+                if x2 <= 0.6400000154972076:
                     v = 0.12262706003162174  # node 21
                 else:
                     v = 0.09621546636282469  # node 22
