@@ -167,19 +167,26 @@ class RawBody:
         if f32 and not self.veltkamp:
             lines.append("f = _cell()")
             self.helpers |= {"cell", "f32"}
-        for i in range(len(model.trees)):
+        for i, tree in enumerate(model.trees):
+            # a one-output tree's leaves start the sum themselves (a0 += 0.25): no v to store and load
+            first, rest = None, []
+            if model.aggregation != "vote" and (tree.output is not None or n == 1):
+                first, *rest = self._add(self._acc(tree.output or 0), "{}")
             code = TreeWriter(model, i, self.comments, lazy=self.lazy, floats=self.floats, inline=True,
-                              unpacked=unpacked).write()
+                              unpacked=unpacked, leaf_into=first).write()
             if code is not None:
                 self.helpers |= code.helpers
                 self.constants += code.constants
                 lines += code.body
+                if first is not None:
+                    lines += rest
+                    continue
                 value = VAR[code.returns]
             else:  # parts or blends: its own function
                 code = TreeWriter(model, i, self.comments, lazy=self.lazy, floats=self.floats).write()
                 self._add_code(code)
                 value = f"{code.name}(x)"
-            lines += self._accumulate(model.trees[i], code.returns, value)
+            lines += self._accumulate(tree, code.returns, value)
         lines.append(self._finish())
         note = "# every tree in turn, each added to the accumulators" if self.comments else ""
         self.functions.append({"name": "_raw", "params": "x", "comment": note,

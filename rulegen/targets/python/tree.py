@@ -86,7 +86,7 @@ VAR = {"scalar": "v", "vector": "t", "vote": "k"}
 class TreeWriter:
     def __init__(self, model: Model, index: int, comments: bool = True, *,
                  leaf_values: dict[int, str] | None = None, lazy: bool = False, inline: bool = False,
-                 floats: bool = False, unpacked: bool = False):
+                 floats: bool = False, unpacked: bool = False, leaf_into: str | None = None):
         self.model = model
         self.tree: Tree = model.trees[index]
         self.index = index
@@ -97,6 +97,9 @@ class TreeWriter:
         self.floats = floats and lazy  # rows of floats (--rows floats): see _numeric
         # inline trees of a function that unpacked the row into locals x0, x1, ... (body.py)
         self.unpacked = unpacked and inline
+        # inline, one output: each leaf's statement with "{}" for its value (``a0 += {}``),
+        # instead of assigning the value to v for a statement after the tree
+        self.leaf_into = leaf_into if inline else None
         vote = model.aggregation == "vote"
         returns = "leaf" if leaf_values is not None else "vote" if vote else "scalar" if self.width == 1 else "vector"
         self.code = TreeCode(f"_tree_{index}", returns)
@@ -257,6 +260,8 @@ class TreeWriter:
         else:
             c = leaf_contribution(self.model, self.tree, leaf)
             value = py_float(c[0]) if returns == "scalar" else f"({', '.join(map(py_float, c))})"
+        if self.leaf_into is not None and returns == "scalar":
+            return self.leaf_into.format(value) + note
         return (f"{VAR[returns]} = " if self.inline else "return ") + value + note
 
     def _split(self, nid: int, split: Split, ind: int, b: int) -> list[tuple]:
