@@ -264,8 +264,9 @@ def convert(source, output, flat, approximate):
                                  param_hint="--approximate")
     model = load_model(source)
     notes = save_model(model, output, flat=flat, approximate=approximate)
-    for note in notes:
-        say(f"{output}: {'approximate' if approximate else 'note'}: {note}")
+    for note in notes:  # a link's line says what the scorer's own exp does: a note either way
+        kind = "approximate" if approximate and not note.startswith("link ") else "note"
+        say(f"{output}: {kind}: {note}")
     say(f"{source}: {summary(model)}; wrote {output}")
 
 
