@@ -27,7 +27,15 @@ import dataclasses
 from pathlib import Path
 
 from rulegen.errors import ModelFormatError, UnsupportedFeatureError
-from rulegen.ir.nodes import CategoricalTest, DefaultChild, Feature, Model, Split, Target, Tree
+from rulegen.ir.nodes import (
+    CategoricalTest,
+    DefaultChild,
+    Feature,
+    Model,
+    Split,
+    Target,
+    Tree,
+)
 from rulegen.ir.validate import validate
 
 _FEATURE = "org.apache.spark.ml.feature."
