@@ -16,7 +16,7 @@ import click
 import numpy as np
 
 from rulegen import __version__
-from rulegen.cli_util import one_line, say, summary, unknown_value
+from rulegen.cli_util import forest_option, one_line, say, summary, unknown_value
 from rulegen.errors import DSLSyntaxError, RulegenError
 from rulegen.targets.sql.dialects import DIALECTS as _DIALECTS
 
@@ -76,6 +76,7 @@ _add_verify_commands()
 
 
 @cli.command(name="compile")
+@forest_option
 @click.argument("model_path", metavar="MODEL", type=click.Path())
 @click.option("--target", "target", required=True, metavar="TARGET",
               help="python, c, sql, go, java, javascript or rust.")
@@ -121,7 +122,7 @@ _add_verify_commands()
               help="Output file (python, sql, javascript, rust) or directory (c, go, java; a "
                    "path ending in .c or .h names the C files, one ending in .go or .java the "
                    "file). Default: NAME.py / NAME.sql / NAME.mjs / NAME.rs / the current directory.")
-def compile_(model_path, target, dialect, name, table, expressions_only, kept, form,
+def compile_(model_path, forest, target, dialect, name, table, expressions_only, kept, form,
              precision, positive_only, leaves, batch_block, rows, no_comments, output):
     """Compile MODEL to standalone code with no runtime dependency.
 
@@ -201,7 +202,7 @@ def compile_(model_path, target, dialect, name, table, expressions_only, kept, f
             raise click.BadParameter(f"--rows applies to the python target only, not {target!r}",
                                      param_hint="--rows")
         options["rows"] = rows
-    model = load_model(model_path)
+    model = load_model(model_path, forest=forest)
     out_dir, base = _output_place(target, output)
     name = name or base or c_identifier(Path(model_path).stem)
     files = generate(model, target, name=name, **options)
@@ -247,7 +248,8 @@ def _output_place(target: str, output: str | None) -> tuple[Path, str | None]:
               "reading (a view: rulegen cannot read it back).")
 @click.option("--approximate", is_flag=True, help="Standard model files: write what the format "
               "can only approximate instead of refusing, and say what and by how much.")
-def convert(source, output, flat, approximate):
+@forest_option
+def convert(source, output, flat, approximate, forest):
     """Convert a model between formats: to a rules file (.rules), to IR JSON, or to a standard
     model file that other runtimes score.
 
@@ -274,10 +276,11 @@ def convert(source, output, flat, approximate):
         raise click.BadParameter("only standard model files (" + ", ".join(sorted(EXPORTERS))
                                  + ") can be approximate; IR JSON and rules are always exact",
                                  param_hint="--approximate")
-    model = load_model(source)
+    model = load_model(source, forest=forest)
     notes = save_model(model, output, flat=flat, approximate=approximate)
-    for note in notes:
-        say(f"{output}: {'approximate' if approximate else 'note'}: {note}")
+    for note in notes:  # a link's line says what the scorer's own exp does: a note either way
+        kind = "approximate" if approximate and not note.startswith("link ") else "note"
+        say(f"{output}: {kind}: {note}")
     say(f"{source}: {summary(model)}; wrote {output}")
 
 
@@ -292,7 +295,8 @@ def convert(source, output, flat, approximate):
 @click.option("--strict-categories", is_flag=True,
               help="Refuse a category value the model does not list (default: predict with the "
                    "model's route for unseen values and say how many there were).")
-def predict(model_path, data, output, strict_categories):
+@forest_option
+def predict(model_path, data, output, strict_categories, forest):
     """Predict with MODEL on a CSV file using the reference evaluator.
 
     Writes one row per input row: `prediction`, then for classifiers one
@@ -311,7 +315,7 @@ def predict(model_path, data, output, strict_categories):
     from rulegen.ir import evaluate
     from rulegen.modelio import load_model, write_files
 
-    model = load_model(model_path)
+    model = load_model(model_path, forest=forest)
     table, unseen = read_csv(data), []
     X = feature_matrix(model, table, unseen)
     if unseen and strict_categories:
@@ -346,7 +350,8 @@ def predict(model_path, data, output, strict_categories):
 
 @cli.command()
 @click.argument("model_path", metavar="MODEL", type=click.Path())
-def check(model_path):
+@forest_option
+def check(model_path, forest):
     """Validate MODEL and summarise it; for a rules file, also look for mistakes.
 
     For a rules file, every finding is printed as FILE:LINE:COLUMN: severity: message —
@@ -381,7 +386,7 @@ def check(model_path):
         click.echo(f"{model_path}: ok{f' ({warnings} warnings)' if warnings else ''}: "
                    f"{summary(model)}")
         return
-    model = load_model(model_path)
+    model = load_model(model_path, forest=forest)
     click.echo(f"{model_path}: ok: {summary(model)}")
 
 

@@ -7,6 +7,15 @@ import difflib
 import click
 
 
+def forest_option(command):
+    """``--forest`` for the commands that read a Spark ML model directory."""
+    return click.option(
+        "--forest", type=click.Choice(["probability", "votes"]), default=None,
+        help="A Spark ML random forest classifier: 'probability' (default) averages the trees' "
+             "probabilities (close to Spark's probability), 'votes' sums them (Spark's "
+             "rawPrediction, bit for bit).")(command)
+
+
 def say(msg: str) -> None:
     click.echo(msg, err=True)
 

@@ -9,7 +9,7 @@ import shlex
 import click
 import numpy as np
 
-from rulegen.cli_util import say
+from rulegen.cli_util import forest_option, say
 from rulegen.errors import DataError
 
 
@@ -37,7 +37,8 @@ def _origin(report, table, model, i: int) -> str:
 
 
 @click.command()
-@click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
+@click.argument("model_path", metavar="MODEL", type=click.Path())
+@forest_option
 @click.argument("data", metavar="DATA.csv", type=click.Path(dir_okay=False))
 @click.option("--target", type=click.Choice(["python", "c", "sql"]), required=True,
               help="The code to check: python (imported here), c (built with --cc) or sql "
@@ -55,7 +56,7 @@ def _origin(report, table, model, i: int) -> str:
 @click.option("--form", default="auto", type=click.Choice(["auto", "nested", "goto", "table"]),
               help="C: the code form to build (as compile --form).")
 @click.option("--no-probes", is_flag=True, help="Only the data's rows, not the probe rows.")
-def verify(model_path, data, target, dialect, database, cc, cflags, form, no_probes):
+def verify(model_path, forest, data, target, dialect, database, cc, cflags, form, no_probes):
     """Build MODEL for a target with your toolchain and check it predicts as the model does.
 
     Runs the data's rows, and probe rows at every threshold of the model (on it, one float
@@ -83,7 +84,7 @@ def verify(model_path, data, target, dialect, database, cc, cflags, form, no_pro
     from rulegen.verify import verify as run_verify
     from rulegen.verify.explain import explain
 
-    model = load_model(model_path)
+    model = load_model(model_path, forest=forest)
     table, X = _data_rows(model, data)
     options = {"cc": cc, "generate": {"form": form}, "dialect": dialect, "database": database}
     if cflags is not None:
@@ -157,14 +158,15 @@ def _row_from_items(model, items):
 
 
 @click.command()
-@click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
+@click.argument("model_path", metavar="MODEL", type=click.Path())
+@forest_option
 @click.option("--row", "row_items", multiple=True, metavar="NAME=VALUE|CSV-LINE",
               help="A feature's value (repeat for each), or all values in feature order as one "
                    "CSV line. An empty value is missing.")
 @click.option("--data", type=click.Path(dir_okay=False), help="Take the row from this CSV file.")
 @click.option("--index", type=int, default=0, show_default=True,
               help="Which data row of --data (0 is the first after the header).")
-def explain(model_path, row_items, data, index):
+def explain(model_path, forest, row_items, data, index):
     """Show how MODEL reaches its prediction for one row.
 
     For each tree: each test on the row's path with the row's value, the branch taken (and
@@ -182,7 +184,7 @@ def explain(model_path, row_items, data, index):
     from rulegen.modelio import load_model
     from rulegen.verify.explain import explain as explain_row
 
-    model = load_model(model_path)
+    model = load_model(model_path, forest=forest)
     if bool(row_items) == bool(data):
         raise click.UsageError("give the row with --row, or a file with --data (and --index)")
     x = _pick_row(model, row_items, data, index)
@@ -204,14 +206,15 @@ def _pick_row(model, row_items, data, index):
 
 
 @click.command()
-@click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
+@click.argument("model_path", metavar="MODEL", type=click.Path())
+@forest_option
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="The HTML file to write (one file: no network, no other files).")
 @click.option("--row", "row_items", multiple=True, metavar="NAME=VALUE|CSV-LINE",
               help="Highlight this row's path in every tree (as explain --row).")
 @click.option("--data", type=click.Path(dir_okay=False), help="Take the row from this CSV file.")
 @click.option("--index", type=int, default=0, show_default=True, help="Which data row of --data.")
-def show(model_path, output, row_items, data, index):
+def show(model_path, forest, output, row_items, data, index):
     """Draw MODEL's trees in one self-contained HTML page.
 
     Each node shows its test, support, class distribution or value and where a missing value
@@ -230,7 +233,7 @@ def show(model_path, output, row_items, data, index):
     from rulegen.modelio import load_model, write_files
     from rulegen.show import page
 
-    model = load_model(model_path)
+    model = load_model(model_path, forest=forest)
     x = _pick_row(model, row_items, data, index)
     text = page(model, x, title=Path(model_path).name)
     write_files({Path(output): text})

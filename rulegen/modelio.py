@@ -33,16 +33,19 @@ def detect_format(text: str) -> str:
     return "unknown"
 
 
-def load_model(path: str | Path) -> Model:
+def load_model(path: str | Path, *, forest: str | None = None) -> Model:
     """Load any model file rulegen reads, detecting the format from the content:
     rulegen IR JSON, a rules file, XGBoost JSON or UBJSON, or a LightGBM text model; an ONNX
-    tree ensemble by its suffix ``.onnx``; or the directory a Spark ML tree model was saved to."""
+    tree ensemble by its suffix ``.onnx``; or the directory a Spark ML tree model (or a
+    pipeline ending in one) was saved to. ``forest`` is ``sparkml.load``'s (Spark only)."""
     path = Path(path)
+    if forest is not None and not path.is_dir():
+        raise ModelFormatError(f"{path}: --forest applies to a Spark ML model directory only")
     if path.is_dir():
         from rulegen.importers import sparkml
 
         if sparkml.is_model_dir(path):
-            return sparkml.load(path)
+            return sparkml.load(path, forest=forest or "probability")
         raise ModelFormatError(f"{path}: is a directory, expected a model file (or a Spark ML "
                                "model directory, which holds metadata/part-00000)")
     try:

@@ -21,6 +21,7 @@ from rulegen.ir.nodes import (
     CategoricalTest,
     DefaultChild,
     Feature,
+    IntervalTest,
     Leaf,
     Model,
     NumericTest,
@@ -39,9 +40,7 @@ def bits(a):
     return a.view(np.uint64 if a.dtype == np.float64 else np.uint32)
 
 
-def run(model, X, threads=1, approximate=None):
-    if approximate is None:
-        approximate = model.link != "identity"
+def run(model, X, threads=1, approximate=False):
     data, _notes = onnx_export.export(model, approximate=approximate)
     sess = onnx_export.session(data, threads)
     names = [o.name for o in sess.get_outputs()]
@@ -80,31 +79,100 @@ def test_deep_chain_and_many_trees():
     assert_exact(Model(m.features, Target("regression", "y"), m.trees, m.base_score))
 
 
-@pytest.mark.parametrize("name", ["sigmoid_ensemble", "softmax_f32", "softmax_f64",
-                                  "exp_regression"])
-def test_links_refused_unless_approximate(name):
+LINKED = ["sigmoid_ensemble", "softmax_f32", "softmax_f64", "exp_regression"]
+
+
+def _ort_exp(dtype):
+    """onnxruntime's own Exp on a float64 or float32 vector, one thread."""
+    from onnx import TensorProto, helper
+
+    t = TensorProto.FLOAT if dtype == np.float32 else TensorProto.DOUBLE
+    graph = helper.make_graph([helper.make_node("Exp", ["x"], ["y"])], "exp",
+                              [helper.make_tensor_value_info("x", t, [None])],
+                              [helper.make_tensor_value_info("y", t, [None])])
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    sess = onnx_export.session(proto.SerializeToString())
+
+    def exp(a):
+        a = np.asarray(a, dtype=dtype)
+        return sess.run(None, {"x": a.ravel()})[0].reshape(a.shape)
+    return exp
+
+
+def _formula_with_ort_exp(model, raw):
+    """docs/IR.md's link on ``raw`` with onnxruntime's Exp in place of the C library's."""
+    if model.dtype == "float32":
+        out = evaluate.apply_link_f32(model.link, raw, expf=_ort_exp(np.float32))
+    else:
+        out = evaluate.apply_link(model.link, raw, exp=_ort_exp(np.float64))
+    return evaluate.proba_of(model, out) if model.target.task == "classification" else out
+
+
+def _output(model, got):
+    return got["probabilities" if model.target.task == "classification" else "value"]
+
+
+@pytest.mark.parametrize("name", LINKED)
+def test_links_state_the_formula_exactly(name):
+    """Written without --approximate; onnxruntime's outputs are the IR's formula evaluated with
+    its own Exp, bit for bit, and the raw scores and labels are exact."""
     model = irfixtures.all_models()[name]
-    with pytest.raises(UnsupportedFeatureError, match=f"link: the {model.link} link"):
-        onnx_export.export(model)
-    _data, notes = onnx_export.export(model, approximate=True)
-    assert notes[-1].startswith("measured with onnxruntime on ")
-    # the sums stay exact (float sums for the float32 softmax model)
-    assert_exact(model, outputs=False)
+    _data, notes = onnx_export.export(model)
+    assert len(notes) == 1 and notes[0].startswith(f"link {model.link}: the scorer computes exp")
+    X = assert_exact(model, outputs=False)
+    got = run(model, X)
+    want = _formula_with_ort_exp(model, evaluate.raw_scores(model, X))
+    assert np.array_equal(bits(_output(model, got)), bits(want))
 
 
-def test_link_differences_measured_stay_within_documented_bounds():
-    """docs/INTERCHANGE.md quotes these bounds (measured on this machine's glibc)."""
-    for name, bound in (("sigmoid_ensemble", 2.3e-16), ("softmax_f64", 2.3e-16),
-                        ("exp_regression", 4.5e-16), ("softmax_f32", 1.2e-7)):
-        model = irfixtures.all_models()[name]
-        X = irfixtures.probe_rows(model)
-        got = run(model, X)
-        out = "probabilities" if model.target.task == "classification" else "value"
-        want = (evaluate.predict_proba(model, X) if out == "probabilities"
-                else evaluate.predict_value(model, X))
-        with np.errstate(invalid="ignore"):
-            diff = np.abs(got[out].astype(np.float64) - want.astype(np.float64))
-        assert np.nanmax(diff) <= bound, name
+def _ulps(got, want):
+    """|got - want| in units in the last place of ``want`` (at least the smallest normal's)."""
+    want = want.astype(np.float64 if want.dtype == np.float64 else np.float32)
+    tiny = np.finfo(want.dtype).tiny
+    spacing = np.spacing(np.maximum(np.abs(want), tiny)).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        d = np.abs(got.astype(np.float64) - want.astype(np.float64)) / spacing
+    same = (got == want) | (np.isnan(got) & np.isnan(want))
+    return np.where(same, 0.0, d)
+
+
+def _wide_model(link, dtype, seed=0):
+    """Trees on their own features with 64 leaves each, so that random rows reach some
+    260,000 raw scores over (-40, 40) (exp: (-750, 710)) per output."""
+    rng = np.random.default_rng(seed)
+    n_out = 3 if link == "softmax" else 1
+    lo, hi = (-250.0, 236.0) if link == "exp" else (-13.0, 13.0)
+    feats, trees = [], []
+    for k in range(n_out):
+        for _ in range(3):
+            j = len(feats)
+            feats.append(Feature(f"x{j}"))
+            bounds = tuple(float(b) for b in range(1, 64))
+            values = rng.uniform(lo, hi, 64)
+            if dtype == "float32":
+                values = values.astype(np.float32).astype(np.float64)
+            nodes = [Split(IntervalTest(j, "<", bounds, dtype), tuple(range(1, 65)), DefaultChild(0))]
+            nodes += [Leaf((float(v),)) for v in values]
+            trees.append(Tree(tuple(nodes), k if n_out > 1 else None))
+    target = (Target("regression", "y") if link == "exp" else
+              Target("classification", "c", tuple(range(max(2, n_out)))))
+    return validate(Model(tuple(feats), target, tuple(trees), (0.0,) * n_out, link=link,
+                          dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("link", ["sigmoid", "softmax", "exp"])
+def test_link_bound_holds_on_many_rows(link, dtype):
+    """The bound the note quotes (ORT_LINK_ULPS) holds on 200,000 random rows: ulps of the
+    link's outputs (for two classes, of the second probability; the first is 1 - it)."""
+    model = _wide_model(link, dtype)
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 64, size=(200_000, len(model.features))).astype(np.float64) + 0.5
+    got = _output(model, run(model, X))[:, -model.n_raw:]
+    want = evaluate.predict_outputs(model, X)
+    worst = float(_ulps(got, want).max())
+    assert worst <= onnx_export.ORT_LINK_ULPS[(link, dtype)], worst
+    assert f"within {onnx_export.ORT_LINK_ULPS[(link, dtype)]} ulp" in onnx_export.export(model)[1][0]
 
 
 def _numeric_only(model: Model) -> Model:
@@ -139,15 +207,18 @@ def test_random_models_every_split_kind():
     kinds = set()
     for seed in range(100):
         model = _numeric_only(irfixtures.random_model(seed))
-        if model.link == "identity":
-            onnx_export.export(model)  # no refusal without approximate
-        _data, notes = onnx_export.export(model, approximate=True)
+        _data, notes = onnx_export.export(model)  # no refusal without approximate
         assert not any("trees[" in n for n in notes)
-        assert_exact(model, outputs=model.link == "identity")
+        X = assert_exact(model, outputs=model.link == "identity")
+        if model.link != "identity":  # the formula with onnxruntime's Exp, bit for bit
+            got = _output(model, run(model, X))
+            want = _formula_with_ort_exp(model, evaluate.raw_scores(model, X))
+            assert np.array_equal(bits(got), bits(want)), seed
+            kinds.add(model.link)
         kinds |= {type(n.test).__name__ for t in model.trees for n in t.nodes if isinstance(n, Split)}
         kinds |= {model.aggregation, model.dtype}
     assert kinds >= {"NumericTest", "CategoricalTest", "IntervalTest", "MultiwayTest", "sum",
-                     "mean", "vote", "float32", "float64"}
+                     "mean", "vote", "float32", "float64", "sigmoid", "softmax", "exp"}
 
 
 def test_approximate_structure_notes_name_the_node():
@@ -296,10 +367,11 @@ def test_cli_convert(tmp_path, capsys):
 
     sig = tmp_path / "sig.json"
     sig.write_text(serialize.dumps(irfixtures.sigmoid_ensemble()))
-    assert main(["convert", str(sig), "-o", str(tmp_path / "s.onnx")]) == 2
+    assert main(["convert", str(sig), "-o", str(tmp_path / "s.onnx")]) == 0
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "the sigmoid link exactly" in err[0]
+    assert len(err) == 2 and "s.onnx: note: link sigmoid: the scorer computes exp" in err[0], err
+    assert "within 2 ulp" in err[0]
+    # --approximate changes nothing here: the link line stays a note
     assert main(["convert", str(sig), "-o", str(tmp_path / "s.onnx"), "--approximate"]) == 0
-    out = capsys.readouterr()
-    text = out.out + out.err
-    assert "approximate: link sigmoid" in text and "measured with onnxruntime" in text
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "s.onnx: note: link sigmoid" in err[0], err

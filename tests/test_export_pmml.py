@@ -17,8 +17,8 @@ from run_pmml import load, score
 
 from rulegen.cli import main
 from rulegen.errors import UnsupportedFeatureError
-from rulegen.exporters import export
-from rulegen.exporters.pmml import export as export_pmml
+from rulegen.exporters import export as _export
+from rulegen.exporters.pmml import export as _export_pmml
 from rulegen.ir import evaluate, serialize
 from rulegen.ir.nodes import (
     Blend,
@@ -38,6 +38,64 @@ from rulegen.ir.nodes import (
 from rulegen.ir.validate import validate
 
 NS = "{http://www.dmg.org/PMML-4_4}"
+
+
+# --- every PMML written here is valid PMML 4.4 ---------------------------------------------------
+
+xmlschema = pytest.importorskip("xmlschema")
+
+
+def _schema_source() -> bytes:
+    """The PMML 4.4 XSD as JPMML-Model ships it (``pmml.xsd`` in pmml-model-*.jar, BSD 3-Clause,
+    inside the jpmml-evaluator wheel on PyPI), read from the installed package, not copied here.
+    It is DMG's schema with JPMML's additions (``x-*`` attributes, six more elements); every
+    element and attribute the exporter writes is DMG's."""
+    import importlib.util
+    import zipfile
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("jpmml_evaluator")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("jpmml-evaluator (for its copy of the PMML 4.4 XSD) is not installed",
+                    allow_module_level=True)
+    jars = sorted(Path(spec.submodule_search_locations[0]).glob("dependencies/pmml-model-1*.jar"))
+    if not jars:
+        pytest.skip("no pmml-model jar in jpmml-evaluator", allow_module_level=True)
+    with zipfile.ZipFile(jars[-1]) as z:
+        return z.read("pmml.xsd")
+
+
+SCHEMA = xmlschema.XMLSchema(_schema_source().decode("utf-8"))
+
+
+def assert_valid_pmml(data: bytes) -> None:
+    """Validate against the XSD (deep trees need deeper limits than xmlschema's defaults)."""
+    import sys
+
+    from xmlschema import limits
+
+    depth, rec = limits.MAX_XML_DEPTH, sys.getrecursionlimit()
+    limits.MAX_XML_DEPTH = 100_000
+    sys.setrecursionlimit(max(rec, 60_000))
+    try:
+        error = next(SCHEMA.iter_errors(data.decode("utf-8")), None)
+    finally:
+        limits.MAX_XML_DEPTH = depth
+        sys.setrecursionlimit(rec)
+    assert error is None, f"not valid PMML 4.4: {str(error)[:500]}"
+
+
+def export_pmml(model, **kw):
+    data, notes = _export_pmml(model, **kw)
+    assert_valid_pmml(data)
+    return data, notes
+
+
+def export(model, suffix, **kw):
+    data, notes = _export(model, suffix, **kw)
+    assert_valid_pmml(data)
+    return data, notes
+
 # The JVM's exp (PMML4S calls java.lang.Math.exp, which gave fdlibm's results here) against the C
 # library's: this module's rows differ by at most 2 units in the last place of the evaluator's
 # output and 1.1e-16 absolutely; 4,000 random rows through softmax_f64 reached 3 units.
@@ -456,7 +514,7 @@ def test_cli_convert(tmp_path, capsys):
     assert main(["convert", str(f32), "-o", str(tmp_path / "f.pmml"), "--approximate"]) == 0
     captured = capsys.readouterr()
     assert "approximate: float32 accumulation written as double sums" in captured.out + captured.err
-    assert (tmp_path / "f.pmml").exists()
+    assert_valid_pmml((tmp_path / "f.pmml").read_bytes())
 
 
 def test_cli_says_the_scorer_computes_the_link(tmp_path, capsys):
@@ -465,9 +523,22 @@ def test_cli_says_the_scorer_computes_the_link(tmp_path, capsys):
     src = tmp_path / "s.json"
     src.write_text(serialize.dumps(fx.sigmoid_ensemble()))
     assert main(["convert", str(src), "-o", str(tmp_path / "s.pmml")]) == 0
+    assert_valid_pmml((tmp_path / "s.pmml").read_bytes())
     out = capsys.readouterr()
     assert "note: link sigmoid: the scorer computes exp itself" in out.out + out.err
     src.write_text(serialize.dumps(fx.forest("mean")))
     assert main(["convert", str(src), "-o", str(tmp_path / "f.pmml")]) == 0
+    assert_valid_pmml((tmp_path / "f.pmml").read_bytes())
     out = capsys.readouterr()
     assert "note:" not in out.out + out.err
+
+
+def test_the_schema_check_can_fail():
+    """A value outside an enumeration and an element out of place are caught."""
+    data = _export_pmml(fx.classifier())[0]
+    with pytest.raises(AssertionError, match="not valid PMML 4.4"):
+        assert_valid_pmml(data.replace(b'missingValueStrategy="defaultChild"',
+                                       b'missingValueStrategy="sideways"', 1))
+    with pytest.raises(AssertionError, match="not valid PMML 4.4"):
+        assert_valid_pmml(data.replace(b"<Header", b"<Heading", 1).replace(b"</Header>",
+                                                                           b"</Heading>", 1))

@@ -307,7 +307,7 @@ def test_bad_model_directories(tree_classifier, tmp_path, capsys):
     _edit_metadata(other, **{"class": "org.apache.spark.ml.classification.LogisticRegressionModel"})
     _one_line_error(capsys, ["compile", other, "--target", "sql"], "LogisticRegressionModel")
     _edit_metadata(other, **{"class": "org.apache.spark.ml.PipelineModel"})
-    _one_line_error(capsys, ["compile", other, "--target", "sql"], "directory under stages/")
+    _one_line_error(capsys, ["compile", other, "--target", "sql"], "paramMap.stageUids")
     thr = _copy(path, tmp_path, "thresholds")
     _edit_metadata(thr, thresholds=[0.2, 0.3, 0.5])
     with pytest.raises(UnsupportedFeatureError, match="'thresholds' set"):
@@ -377,3 +377,208 @@ def test_node_rows_in_any_order_and_files_and_older_column_names(forest_classifi
     (moved / "data" / "part-00000-a.parquet").unlink()
     with pytest.raises(ModelFormatError, match="tree ids should be 0..n-1"):
         sparkml.load(moved)
+
+
+# --- pipelines: StringIndexer(s) + VectorAssembler + a tree model -----------------------------
+
+COLORS = ("red", "green", "blue", "cyan", "magenta", "yellow")
+SIZES = ("S", "M", "L")
+KINDS = ("low", "mid", "high")
+
+
+def _named_frame(spark, X, label=None, order=("x0", "x1", "color", "size")):
+    """Rows of _data's layout as a DataFrame of numbers and strings: a code outside the labels is
+    an unseen string, NaN a null string (numbers stay NaN). ``label``: strings (a "kind" column)
+    or numbers (a "label" column)."""
+    from pyspark.sql import types as T
+
+    labels = {"color": COLORS, "size": SIZES}
+
+    def text(name, v):
+        if np.isnan(v):
+            return None
+        ok = float(v).is_integer() and 0 <= v < len(labels[name])
+        return labels[name][int(v)] if ok else f"unseen {v!r}"
+
+    fields = [T.StructField("x0", T.DoubleType()), T.StructField("x1", T.DoubleType()),
+              T.StructField("color", T.StringType()), T.StructField("size", T.StringType())]
+    rows = [[float(r[0]), float(r[1]), text("color", r[2]), text("size", r[3])] for r in X]
+    if label is not None and isinstance(label[0], str):
+        fields.append(T.StructField("kind", T.StringType()))
+    elif label is not None:
+        fields.append(T.StructField("label", T.DoubleType()))
+    if label is not None:
+        rows = [r + [v if isinstance(v, str) else float(v)] for r, v in zip(rows, label)]
+    return spark.createDataFrame(rows, T.StructType(fields))
+
+
+def _ir_rows(X, order=("x0", "color", "x1", "size")):
+    """_data's rows in a pipeline model's feature order (category codes index COLORS / SIZES)."""
+    src = {"x0": 0, "x1": 1, "color": 2, "size": 3}
+    return np.column_stack([X[:, src[n]] for n in order])
+
+
+@pytest.fixture(scope="module")
+def keep_pipeline(spark, data, tmp_path_factory):
+    """Indexers with handleInvalid="keep" (two columns in one stage), a label indexer, an
+    assembler that keeps NaN, a random forest."""
+    from pyspark.ml import Pipeline
+    from pyspark.ml.classification import RandomForestClassifier
+    from pyspark.ml.feature import StringIndexer, VectorAssembler
+
+    X, y3, _, _ = data
+    train = _named_frame(spark, X, [KINDS[int(v)] for v in y3])
+    stages = [StringIndexer(inputCols=["color", "size"], outputCols=["color_i", "size_i"],
+                            handleInvalid="keep"),
+              StringIndexer(inputCol="kind", outputCol="label"),
+              VectorAssembler(inputCols=["x0", "color_i", "x1", "size_i"], outputCol="features",
+                              handleInvalid="keep"),
+              RandomForestClassifier(numTrees=5, maxDepth=5, seed=7)]
+    fitted = Pipeline(stages=stages).fit(train)
+    return fitted, _saved(spark, fitted, tmp_path_factory, "pipe_keep")
+
+
+def test_pipeline_with_keep_indexers_is_exact(spark, data, keep_pipeline):
+    """Spark's rawPrediction (forest="votes") and prediction through the whole pipeline, on
+    training rows and probe rows with unseen strings, null strings and NaN numbers."""
+    fitted, path = keep_pipeline
+    model = sparkml.load(path, forest="votes")
+    assert [f.name for f in model.features] == ["x0", "color", "x1", "size"]
+    assert [f.kind for f in model.features] == ["numeric", "categorical", "numeric", "categorical"]
+    assert set(model.features[1].categories) == set(COLORS)
+    assert model.target.name == "kind" and set(model.target.classes) == set(KINDS)
+    # probe codes are in the IR's category order; Spark sees them as those strings
+    X = _ir_rows(data[0])
+    X = np.vstack([_recode(model, X), irfixtures.probe_rows(model, n_random=80)])
+    out = fitted.transform(_named_frame_for(spark, model, X)).collect()  # no "kind" column
+    raw = np.array([r["rawPrediction"].toArray() for r in out])
+    pred = np.array([r["prediction"] for r in out])
+    assert_bits(ev.raw_scores(model, X), raw, "rawPrediction")
+    assert np.array_equal(ev.predict_class_index(model, X), pred)
+    assert_targets_exact(model, X[:40])
+    assert sparkml.load(path).aggregation == "mean"  # forest="probability" is still the default
+
+
+def _recode(model, X):
+    """_data's codes (indexes into COLORS / SIZES) as codes of the IR model's categories."""
+    X = X.copy()
+    for j, labels in ((1, COLORS), (3, SIZES)):
+        cats = model.features[j].categories
+        X[:, j] = [cats.index(labels[int(v)]) for v in X[:, j]]
+    return X
+
+
+def _named_frame_for(spark, model, X):
+    """IR rows (codes of the model's categories) as Spark rows of strings."""
+    X = X.copy()
+    for j, labels in ((1, COLORS), (3, SIZES)):
+        cats = model.features[j].categories
+        col = X[:, j]
+        known = ~np.isnan(col) & (col == np.floor(col)) & (col >= 0) & (col < len(cats))
+        col[known] = [labels.index(cats[int(v)]) for v in col[known]]
+        col[~known & ~np.isnan(col)] = len(labels) + 7  # any unseen string
+    return _named_frame(spark, X[:, [0, 2, 1, 3]])  # back to _data's layout
+
+
+def test_pipeline_with_error_indexer_regression(spark, data, tmp_path_factory):
+    """Indexer and assembler left at handleInvalid="error": Spark fails on unseen strings and
+    missing values, so only rows it scores are compared; a tree regressor, exact."""
+    from pyspark.ml import Pipeline
+    from pyspark.ml.feature import StringIndexer, VectorAssembler
+    from pyspark.ml.regression import DecisionTreeRegressor
+
+    X, _, _, yr = data
+    fitted = Pipeline(stages=[StringIndexer(inputCol="color", outputCol="color_i"),
+                              VectorAssembler(inputCols=["x1", "color_i", "x0"],
+                                              outputCol="features"),
+                              DecisionTreeRegressor(maxDepth=5)]).fit(_named_frame(spark, X, yr))
+    model = sparkml.load(_saved(spark, fitted, tmp_path_factory, "pipe_error"))
+    assert [f.name for f in model.features] == ["x1", "color", "x0"]
+    assert model.target.name == "label"
+    cats = model.features[1].categories
+    probes = irfixtures.probe_rows(model, n_random=60)
+    ok = ~np.isnan(probes).any(axis=1) & np.isin(probes[:, 1], np.arange(len(cats)))
+    Xm = np.vstack([np.column_stack([X[:, 1], _recode1(cats, X[:, 2]), X[:, 0]]), probes[ok]])
+    back = np.column_stack([Xm[:, 2], Xm[:, 0], [COLORS.index(cats[int(v)]) for v in Xm[:, 1]],
+                            np.zeros(len(Xm))])
+    out = fitted.transform(_named_frame(spark, back)).collect()
+    assert_bits(ev.predict_value(model, Xm)[:, 0], [r["prediction"] for r in out], "prediction")
+    assert_targets_exact(model, Xm[:30])
+
+
+def _recode1(cats, col):
+    return np.array([cats.index(COLORS[int(v)]) for v in col], dtype=float)
+
+
+def test_pipeline_on_the_command_line(keep_pipeline, data, tmp_path, capsys):
+    """--forest picks the forest's outputs; verify, explain and show take the directory."""
+    _, path = keep_pipeline
+    assert main(["convert", str(path), "-o", str(tmp_path / "v.json"), "--forest", "votes"]) == 0
+    assert load_model(tmp_path / "v.json") == sparkml.load(path, forest="votes")
+    assert main(["convert", str(path), "-o", str(tmp_path / "p.json")]) == 0
+    assert load_model(tmp_path / "p.json") == sparkml.load(path)
+    assert main(["compile", str(path), "--target", "python", "--forest", "votes",
+                 "-o", str(tmp_path / "m.py")]) == 0
+    X = data[0][:25]
+    lines = ["x0,x1,color,size"] + [f"{float(r[0])!r},{float(r[1])!r},{COLORS[int(r[2])]},{SIZES[int(r[3])]}"
+                                    for r in X]
+    csv = tmp_path / "rows.csv"
+    csv.write_text("\n".join(lines) + "\n")
+    capsys.readouterr()
+    assert main(["verify", str(path), str(csv), "--target", "python", "--forest", "votes"]) == 0
+    assert main(["explain", str(path), "--row", "x0=0.5", "--row", "color=blue", "--row", "x1=1",
+                 "--row", "size=XL"]) == 0
+    assert "size" in capsys.readouterr().out
+    assert main(["show", str(path), "-o", str(tmp_path / "p.html"), "--data", str(csv)]) == 0
+    assert (tmp_path / "p.html").stat().st_size > 1000
+    capsys.readouterr()
+    _one_line_error(capsys, ["convert", tmp_path / "v.json", "-o", tmp_path / "w.json",
+                             "--forest", "votes"], "--forest applies to a Spark ML model directory")
+
+
+def _stage(path, i):
+    return next((path / "stages").glob(f"{i}_*"))
+
+
+def test_pipeline_refusals_name_the_stage(keep_pipeline, tmp_path, capsys):
+    _, path = keep_pipeline
+    other = _copy(path, tmp_path, "onehot")
+    _edit_metadata(_stage(other, 1), **{"class": "org.apache.spark.ml.feature.OneHotEncoderModel"})
+    _one_line_error(capsys, ["compile", other, "--target", "sql"],
+                    "stages[1] (OneHotEncoderModel StringIndexer_")
+    unused = _copy(path, tmp_path, "unused")
+    part = min((_stage(unused, 1) / "metadata").glob("part-*"))
+    part.write_text(part.read_text().replace('"outputCol":"label"', '"outputCol":"kind_i"'))
+    _one_line_error(capsys, ["convert", unused, "-o", tmp_path / "x.json"],
+                    "its output 'kind_i' feeds neither the VectorAssembler nor")
+    vector = _copy(path, tmp_path, "vector")
+    part = min((_stage(vector, 2) / "metadata").glob("part-*"))
+    part.write_text(part.read_text().replace('"x0","color_i",', '"color_i",'))
+    _one_line_error(capsys, ["check", vector], "stages[2] (VectorAssembler VectorAssembler_")
+    last = _copy(path, tmp_path, "last")
+    _edit_metadata(_stage(last, 3), **{"class": "org.apache.spark.ml.feature.IndexToString"})
+    _one_line_error(capsys, ["check", last], "the last stage is not a tree model")
+    gone = _copy(path, tmp_path, "gone")
+    import shutil
+
+    shutil.rmtree(_stage(gone, 0))
+    _one_line_error(capsys, ["check", gone], "not a directory")
+    assert not list(tmp_path.glob("*.json"))
+
+
+def test_keep_bucket_alone_on_the_left():
+    """A split whose set is only the "keep" code: the labels' set is tested instead, with the
+    sides swapped, and unseen and missing values go where the keep code went."""
+    from rulegen.importers.sparkml_pipeline import _route_bucket
+    from rulegen.ir.nodes import DefaultChild, Leaf, Split, Tree
+
+    tree = Tree((Split(CategoricalTest(0, (3,)), (1, 2), DefaultChild(1), unseen=1),
+                 Leaf((1.0,)), Leaf((2.0,))))
+    got = _route_bucket(tree, {0: 3}).nodes[0]
+    assert got.test == CategoricalTest(0, (0, 1, 2)) and got.children == (2, 1)
+    assert got.missing == DefaultChild(1) and got.unseen == 1
+    mixed = Tree((Split(CategoricalTest(0, (1, 3)), (1, 2), DefaultChild(0), unseen=0),
+                  Leaf((1.0,)), Leaf((2.0,))))
+    got = _route_bucket(mixed, {0: 3}).nodes[0]
+    assert got.test == CategoricalTest(0, (1,)) and got.children == (1, 2)
+    assert got.missing == DefaultChild(0) and got.unseen == 0

@@ -1,7 +1,7 @@
 """Import Spark ML tree models from the directory ``model.save(path)`` writes, without a JVM.
 
     from rulegen.importers import sparkml
-    model = sparkml.load("path/to/saved_model")
+    model = sparkml.load("path/to/saved_model")   # a tree model, or a PipelineModel ending in one
 
 The directory holds ``metadata/part-00000`` (one line of JSON: class, parameters, numFeatures,
 numClasses) and ``data/*.parquet`` (one row per node, ``NodeData``); ensembles also hold
@@ -86,11 +86,15 @@ def load(path, *, forest: str = "probability") -> Model:
     path = Path(path)
     meta = _metadata(path)
     cls = meta.get("class")
+    if cls == _PKG + "PipelineModel":
+        from rulegen.importers import sparkml_pipeline
+
+        return sparkml_pipeline.load(path, meta, forest)
     if cls not in CLASSES:
         names = ", ".join(c.rsplit(".", 1)[1] for c in CLASSES)
-        hint = "; import the tree model's own directory under stages/" if cls == _PKG + "PipelineModel" else ""
         raise UnsupportedFeatureError(
-            "rulegen IR", f"the Spark ML class {cls!r} (supported: {names}){hint}", str(path))
+            "rulegen IR", f"the Spark ML class {cls!r} (supported: {names}, and a "
+                          "PipelineModel ending in one)", str(path))
     kind, task = CLASSES[cls]
     params = {**_dict(meta.get("defaultParamMap")), **_dict(meta.get("paramMap"))}
     if "thresholds" in _dict(meta.get("paramMap")):
