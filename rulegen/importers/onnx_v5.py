@@ -1,0 +1,199 @@
+"""ai.onnx.ml opset-5 ``TreeEnsemble``: a plain ensemble (regression outputs), or the graph
+rulegen's exporter writes around one (``rulegen/exporters/onnx.py``), read back to the IR.
+
+``TreeEnsemble``'s type T is its input's (float, or double): thresholds, leaf weights and sums are
+T, so a float ensemble is the IR's float32 tests and sums, a double one float64. The exporter's
+graph: an optional ``Cast`` to float, the ensemble, ``Div`` by the tree count ("mean") or the
+total vote weight, ``Identity`` to ``raw``, then (``--approximate`` only) ORT's ``Sigmoid`` /
+``Exp`` / ``Softmax``, then the probabilities and label; metadata ``rulegen.features`` keeps the
+feature names and categories. What the exporter split per output (a tree with vector leaves is
+written once per output) is merged back where the division needs the tree count.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from rulegen.errors import ImportNote
+from rulegen.importers.onnx_arrays import flat_v5
+from rulegen.importers.onnx_trees import refuse
+from rulegen.ir.nodes import Feature, Leaf, Model, Provenance, Split, Target, Tree
+from rulegen.ir.validate import validate
+
+_POST = {0: "NONE", 1: "SOFTMAX", 2: "LOGISTIC", 3: "SOFTMAX_ZERO", 4: "PROBIT"}
+_LINK_OPS = {"Sigmoid": "sigmoid", "Exp": "exp", "Softmax": "softmax"}
+_EXPORT_OPS = {"Cast", "Identity", "Div", "Sub", "Concat", "ArgMax", "Gather", *_LINK_OPS}
+
+
+def build(proto, node, attrs: dict, at: str, input32: bool, features, check_graph) -> Model:
+    from rulegen.importers import onnx as base
+
+    agg = int(attrs.get("aggregate_function", 1))
+    post = _POST.get(int(attrs.get("post_transform", 0)), str(attrs.get("post_transform")))
+    if agg not in (0, 1):
+        raise refuse(at, f"aggregate_function {agg} (MIN / MAX; SUM and AVERAGE are read)")
+    n_out = int(attrs.get("n_targets", 0))
+    if n_out < 1:
+        raise refuse(at, f"n_targets {n_out}")
+    link = "identity"
+    if post != "NONE" and n_out > 1:  # ORT ignores it for one output (except PROBIT)
+        link = {"LOGISTIC": "sigmoid", "SOFTMAX": "softmax"}.get(post, "")
+    if not link or post == "PROBIT":
+        raise refuse(at, f"post_transform {post} (no IR link computes it)")
+    if link != "identity" and not input32:
+        raise refuse(at, f"post_transform {post} on double scores (untested)")
+    dtype = "float32" if input32 else "float64"
+    flat = flat_v5(attrs, at, input32)
+    for k in {next(iter(w)) for w in flat.weights if w}:
+        if not 0 <= k < n_out:
+            raise refuse(at, f"a leaf feeds target {k}, outside n_targets {n_out}")
+    ours = features is not None
+    categorical = {i for i, f in enumerate(features) if f.kind == "categorical"} if ours else set()
+    trees = base.build_trees(flat, n_out, at, input32, input32, categorical)
+    nf = base.n_features(proto, node, attrs, len(features) if ours else 0)
+    if ours and nf != len(features):
+        raise refuse(at, f"metadata rulegen.features lists {len(features)} features, the trees read {nf}")
+    features = features or tuple(Feature(f"x{i}") for i in range(nf))
+    base_score = (0.0,) * n_out
+    aggregation = "mean" if agg == 0 else "sum"
+    target = Target("regression", "y", (), n_out)
+    if ours:
+        graph = _exporter_graph(proto, node, at)
+        fed = [targets_of(flat, root) for _t, root in flat.roots]
+        trees, fed, base_score = _leading_constants(trees, fed, n_out)
+        if graph["divisor"] is not None:
+            if agg == 0:
+                raise refuse(at, "AVERAGE followed by a Div")
+            trees = _merge_split_outputs(trees, fed, n_out)
+            if graph["divisor"] != len(trees):
+                raise refuse(at, f"Div by {graph['divisor']!r}, not the number of trees "
+                                 f"({len(trees)}): a weighted vote has no IR form once summed")
+            aggregation = "mean"
+        if graph["link"] != "identity":
+            if link != "identity":
+                raise refuse(at, "a post_transform and a link operator")
+            link = graph["link"]
+            warnings.warn(ImportNote(
+                f"{at}: the file applies onnxruntime's {graph['op']} (written with --approximate); "
+                f"the IR's {link} link computes the outputs with the C library's exp, so they may "
+                "differ in the last bits (docs/INTERCHANGE.md); raw scores are exact"), stacklevel=3)
+        if graph["classes"] is not None:
+            target = Target("classification", "label", graph["classes"])
+    else:
+        check_graph(proto, node, at)
+        if link != "identity":
+            base.note(at, link, post)
+    if aggregation == "mean" and any(v != 0.0 for v in base_score):
+        raise refuse(at, "AVERAGE of trees with a constant first tree")
+    prov = Provenance(algorithm="onnx TreeEnsemble",
+                      library=f"{proto.producer_name} {proto.producer_version}".strip())
+    return validate(Model(tuple(features), target, tuple(trees), base_score, aggregation, link,
+                          dtype, prov))
+
+
+def _exporter_graph(proto, node, at: str) -> dict:
+    """What follows the ensemble in rulegen's graph: the Div's constant, the link, the classes."""
+    from onnx import numpy_helper
+
+    inits = {i.name: numpy_helper.to_array(i) for i in proto.graph.initializer}
+    out = {"divisor": None, "link": "identity", "op": "", "classes": None}
+    for n in proto.graph.node:
+        if n is node:
+            continue
+        if n.op_type not in _EXPORT_OPS:
+            raise refuse(at, f"graph node {n.name or n.op_type} ({n.op_type}: not one rulegen's "
+                             "exporter writes)")
+        if n.op_type == "Div" and list(n.input)[:1] == [node.output[0]]:
+            d = inits.get(n.input[1])
+            if d is None or d.size != 1:
+                raise refuse(at, "a Div by something other than a constant")
+            out["divisor"] = float(d.ravel()[0])
+        elif n.op_type == "Div":
+            raise refuse(at, "a Div that is not the ensemble's mean")
+        if n.op_type in _LINK_OPS:
+            out["link"], out["op"] = _LINK_OPS[n.op_type], n.op_type
+    names = {o.name for o in proto.graph.output}
+    if "probabilities" in names:
+        classes = inits.get("classes")
+        if classes is None:
+            raise refuse(at, "probabilities without the classes constant")
+        out["classes"] = tuple(c.decode("utf-8") if isinstance(c, bytes) else
+                               (int(c) if isinstance(c, (int, np.integer)) else str(c))
+                               for c in classes.ravel().tolist())
+    return out
+
+
+def _constant(tree: Tree):
+    """The value a tree gives every row, or None."""
+    leaves = {n.value for n in tree.nodes if isinstance(n, Leaf)}
+    return next(iter(leaves)) if len(leaves) == 1 else None
+
+
+def _leading_constants(trees: list, fed: list, n_out: int):
+    """The exporter writes a nonzero base score as a first constant tree per output: back to
+    ``base_score`` (ORT's +0.0 + b is b, which is where the IR's sum starts)."""
+    base = [0.0] * n_out
+    i = 0
+    while i < len(trees) and trees[i].output is not None and base[trees[i].output] == 0.0:
+        v = _constant(trees[i])
+        if v is None or v[0] == 0.0:
+            break
+        base[trees[i].output] = v[0]
+        i += 1
+    return trees[i:], fed[i:], tuple(base)
+
+
+def targets_of(flat, root: int) -> set:
+    """The outputs the leaves under ``root`` feed (a loop over a stack)."""
+    out, stack, seen = set(), [root], set()
+    while stack:
+        i = stack.pop()
+        if i in seen or not 0 <= i < len(flat.modes):
+            continue
+        seen.add(i)
+        if flat.modes[i] == "LEAF":
+            out.update(flat.weights[i])
+        else:
+            stack += [flat.true_ref[i], flat.false_ref[i]]
+    return out
+
+
+def _same_splits(a: Tree, b: Tree) -> bool:
+    if len(a.nodes) != len(b.nodes):
+        return False
+    return all((isinstance(x, Leaf) and isinstance(y, Leaf)) or (isinstance(x, Split) and x == y)
+               for x, y in zip(a.nodes, b.nodes))
+
+
+def _merge_split_outputs(trees: list, fed: list, n_out: int) -> list:
+    """Runs of trees with the same splits, each feeding its own output, as one tree with vector
+    leaves (each output still receives the same values in the same order)."""
+    if n_out == 1:
+        return trees
+    merged: list = []
+    one = [len(f) == 1 for f in fed]
+    i = 0
+    while i < len(trees):
+        run = [trees[i]]
+        while (i + len(run) < len(trees) and one[i] and one[i + len(run)]
+               and _same_splits(trees[i], trees[i + len(run)])
+               and fed[i + len(run)] not in fed[i:i + len(run)]):
+            run.append(trees[i + len(run)])
+        if len(run) == 1:
+            merged.append(trees[i])
+        else:
+            nodes = []
+            for j, n in enumerate(trees[i].nodes):
+                if not isinstance(n, Leaf):
+                    nodes.append(n)
+                    continue
+                value = [0.0] * n_out
+                for t, f in zip(run, fed[i:]):
+                    k = next(iter(f))
+                    value[k] = t.nodes[j].value[0] if t.output is not None else t.nodes[j].value[k]
+                nodes.append(Leaf(tuple(value)))
+            merged.append(Tree(tuple(nodes)))
+        i += len(run)
+    return merged
