@@ -150,10 +150,10 @@ def n_features(proto, node, attrs, known: int) -> int:
     return n
 
 
-def build_trees(flat, n_out: int, at: str, input32: bool, type32: bool, categorical=frozenset()):
+def build_trees(flat, n_out: int, at: str, input32: bool, type32: bool, categorical=None):
     limit = len(flat.modes)
     return [build_tree(flat, root, n_out, f"{at}: tree {t}", input32=input32, type32=type32,
-                       categorical=set(categorical), limit=limit) for t, root in flat.roots]
+                       categorical=categorical or {}, limit=limit) for t, root in flat.roots]
 
 
 def base_tree(values, dtype: str) -> Tree | None:

@@ -84,7 +84,7 @@ def threshold(t: float, op: str, input32: bool, type32: bool) -> tuple[float, st
 
 
 def build_tree(flat: Flat, root: int, n_out: int, at: str, *, input32: bool, type32: bool,
-               categorical: set, limit: int) -> Tree:
+               categorical: dict, limit: int) -> Tree:
     """The IR tree whose root is ``flat`` node ``root``. A node reached twice is an error (ORT
     would score it, but an IR node has one parent)."""
     nodes: list = []
@@ -129,8 +129,26 @@ def build_tree(flat: Flat, root: int, n_out: int, at: str, *, input32: bool, typ
             children, missing = (kids[0], kids[1]), DefaultChild(0 if track else 1)
         else:  # x > t true  is  x <= t false
             children, missing = (kids[1], kids[0]), DefaultChild(1 if track else 0)
+        if f in categorical:
+            nodes.append(_all_one_way(f, op, t, categorical[f], children, missing, where))
+            continue
         nodes.append(Split(NumericTest(f, op, t, dtype), children, missing))
     return _scalar_if_one_output(Tree(tuple(nodes)), n_out)
+
+
+def _all_one_way(f, op, t, n_codes, children, missing, where) -> Split:
+    """A comparison on a categorical feature's code: rulegen's exporter writes ``x <= inf`` (every
+    value true) and ``x < -inf`` (every value false); as a set test of every code, unseen values
+    on the same side."""
+    if op == "<=" and t == math.inf:
+        first = 0
+    elif op == "<" and t == -math.inf:
+        first = 1
+    else:
+        raise refuse(where, "a numeric comparison on a categorical feature")
+    kids = children if first == 0 else (children[1], children[0])
+    miss = missing.child if first == 0 else 1 - missing.child
+    return Split(CategoricalTest(f, tuple(range(n_codes))), kids, DefaultChild(miss), unseen=0)
 
 
 def _scalar_if_one_output(tree: Tree, n_out: int) -> Tree:

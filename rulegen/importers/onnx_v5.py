@@ -50,7 +50,8 @@ def build(proto, node, attrs: dict, at: str, input32: bool, features, check_grap
         if not 0 <= k < n_out:
             raise refuse(at, f"a leaf feeds target {k}, outside n_targets {n_out}")
     ours = features is not None
-    categorical = {i for i, f in enumerate(features) if f.kind == "categorical"} if ours else set()
+    categorical = ({i: len(f.categories) for i, f in enumerate(features) if f.kind == "categorical"}
+                   if ours else {})
     trees = base.build_trees(flat, n_out, at, input32, input32, categorical)
     nf = base.n_features(proto, node, attrs, len(features) if ours else 0)
     if ours and nf != len(features):
@@ -62,15 +63,21 @@ def build(proto, node, attrs: dict, at: str, input32: bool, features, check_grap
     if ours:
         graph = _exporter_graph(proto, node, at)
         fed = [targets_of(flat, root) for _t, root in flat.roots]
-        trees, fed, base_score = _leading_constants(trees, fed, n_out)
+        if agg == 1:  # ORT's AVERAGE would count the constant trees
+            trees, fed, base_score = _leading_constants(trees, fed, n_out)
         if graph["divisor"] is not None:
             if agg == 0:
                 raise refuse(at, "AVERAGE followed by a Div")
-            trees = _merge_split_outputs(trees, fed, n_out)
-            if graph["divisor"] != len(trees):
-                raise refuse(at, f"Div by {graph['divisor']!r}, not the number of trees "
-                                 f"({len(trees)}): a weighted vote has no IR form once summed")
-            aggregation = "mean"
+            d = graph["divisor"]
+            if d == 1.0:  # a vote whose weights sum to 1: dividing changes nothing
+                d = None
+            counted = trees
+            if d is not None:
+                counted = _to_count(trees, fed, n_out, int(d)) if d == int(d) and d >= 1 else None
+            if counted is None:
+                raise refuse(at, f"Div by {d!r}, not a number of trees the {len(trees)} trees "
+                                 "can be counted as (a weighted vote has no IR form once summed)")
+            trees, aggregation = counted, ("sum" if d is None else "mean")
         if graph["link"] != "identity":
             if link != "identity":
                 raise refuse(at, "a post_transform and a link operator")
@@ -85,8 +92,6 @@ def build(proto, node, attrs: dict, at: str, input32: bool, features, check_grap
         check_graph(proto, node, at)
         if link != "identity":
             base.note(at, link, post)
-    if aggregation == "mean" and any(v != 0.0 for v in base_score):
-        raise refuse(at, "AVERAGE of trees with a constant first tree")
     prov = Provenance(algorithm="onnx TreeEnsemble",
                       library=f"{proto.producer_name} {proto.producer_version}".strip())
     return validate(Model(tuple(features), target, tuple(trees), base_score, aggregation, link,
@@ -167,33 +172,47 @@ def _same_splits(a: Tree, b: Tree) -> bool:
                for x, y in zip(a.nodes, b.nodes))
 
 
-def _merge_split_outputs(trees: list, fed: list, n_out: int) -> list:
-    """Runs of trees with the same splits, each feeding its own output, as one tree with vector
-    leaves (each output still receives the same values in the same order)."""
-    if n_out == 1:
-        return trees
-    merged: list = []
-    one = [len(f) == 1 for f in fed]
-    i = 0
-    while i < len(trees):
-        run = [trees[i]]
-        while (i + len(run) < len(trees) and one[i] and one[i + len(run)]
-               and _same_splits(trees[i], trees[i + len(run)])
-               and fed[i + len(run)] not in fed[i:i + len(run)]):
-            run.append(trees[i + len(run)])
-        if len(run) == 1:
-            merged.append(trees[i])
+def _to_count(trees: list, fed: list, n_out: int, n: int) -> list | None:
+    """``n`` trees giving the same sums, or None: trees of zero leaves dropped (adding 0.0 to a
+    sum that started at +0.0 changes nothing), runs of trees with the same splits that each feed
+    their own output merged into one tree of vector leaves (each output still receives the same
+    values in the same order) until ``n`` are left, zero trees added if fewer."""
+    keep = [(t, f) for t, f in zip(trees, fed)
+            if any(v != 0.0 for x in t.nodes if isinstance(x, Leaf) for v in x.value)]
+    if not keep:
+        return None if n < 1 else [Tree((Leaf((0.0,) * n_out),))] * n
+    out: list = []  # [(tree, fed)] with runs merged while more than n would be left
+    left = len(keep)
+    for t, f in keep:
+        if (left > n and out and len(f) == 1 and len(out[-1][1]) >= 1 and not (f & out[-1][1])
+                and _same_splits(out[-1][0], t)):
+            out[-1] = (_merge(out[-1][0], out[-1][1], t, f, n_out), out[-1][1] | f)
+            left -= 1
         else:
-            nodes = []
-            for j, n in enumerate(trees[i].nodes):
-                if not isinstance(n, Leaf):
-                    nodes.append(n)
-                    continue
-                value = [0.0] * n_out
-                for t, f in zip(run, fed[i:]):
-                    k = next(iter(f))
-                    value[k] = t.nodes[j].value[0] if t.output is not None else t.nodes[j].value[k]
-                nodes.append(Leaf(tuple(value)))
-            merged.append(Tree(tuple(nodes)))
-        i += len(run)
-    return merged
+            out.append((t, f))
+    if len(out) > n:
+        return None
+    return [t for t, _f in out] + [Tree((Leaf((0.0,) * n_out),))] * (n - len(out))
+
+
+def _merge(a: Tree, fa: set, b: Tree, fb: set, n_out: int) -> Tree:
+    """One tree adding what ``a`` (feeding ``fa``) and then ``b`` (feeding the one output in
+    ``fb``, not in ``fa``) add."""
+    nodes = []
+    for x, y in zip(a.nodes, b.nodes):
+        if not isinstance(x, Leaf):
+            nodes.append(x)
+            continue
+        value = list(_vector(x, a, n_out))
+        k = next(iter(fb))
+        value[k] = _vector(y, b, n_out)[k]
+        nodes.append(Leaf(tuple(value)))
+    return Tree(tuple(nodes))
+
+
+def _vector(leaf: Leaf, tree: Tree, n_out: int) -> tuple:
+    if tree.output is None:
+        return leaf.value
+    v = [0.0] * n_out
+    v[tree.output] = leaf.value[0]
+    return tuple(v)
