@@ -1,7 +1,7 @@
 """Import ONNX tree ensembles exactly as onnxruntime scores them: ai.onnx.ml
-``TreeEnsembleRegressor`` / ``TreeEnsembleClassifier`` (opsets 1 and 3, as skl2onnx and
-onnxmltools write them, float or double ``*_as_tensor`` attributes) and ``TreeEnsemble`` (opset 5,
-as ``rulegen convert m.json -o m.onnx`` writes it).
+``TreeEnsembleRegressor`` / ``TreeEnsembleClassifier`` (opsets 1 and 3, float attributes, as
+skl2onnx and onnxmltools write them) and ``TreeEnsemble`` (opset 5, float or double, as
+``rulegen convert m.json -o m.onnx`` writes it).
 
     from rulegen.importers import onnx as onnx_import
     model = onnx_import.load("model.onnx")      # a path or the file's bytes
@@ -10,8 +10,8 @@ as ``rulegen convert m.json -o m.onnx`` writes it).
 What onnxruntime computes (``onnxruntime/core/providers/cpu/ml/tree_ensemble_*``, ``ml_common.h``)
 and so the IR (docs/IMPORTERS.md has the details and the measured differences):
 
-* Thresholds and weights have the attributes' type (float, or double for ``*_as_tensor`` and a
-  double opset-5 ensemble) and the input its own; a comparison is made in the wider type, and
+* Thresholds and weights have the attributes' type (float; double in a double opset-5
+  ensemble) and the input its own; a comparison is made in the wider type, and
   each output is summed in the attributes' type from +0.0, tree by tree in the order of the
   roots, one leaf weight at a time: the IR's tests and ``Model.dtype``.
 * Base values are added after the trees: a last tree of one constant leaf, ``base_score`` 0.
@@ -175,9 +175,11 @@ def note(where: str, link: str, post: str) -> None:
 
 def _build_v3(proto, node, attrs: dict, at: str, input32: bool) -> Model:
     doubles = sorted(k for k in attrs if k.endswith("_as_tensor") and not k.startswith("nodes_hitrates"))
-    type32 = not doubles
-    if doubles and any(k[:-len("_as_tensor")] in attrs for k in doubles):
-        raise ModelFormatError(f"{at}: both {doubles[0]} and its float form")
+    if doubles:
+        raise refuse(at, f"attribute {doubles[0]} (opset 3 with double attributes: onnxruntime "
+                         "sums in double and returns float, a last rounding the IR has no place "
+                         "for; opset-5 TreeEnsemble in double is read)")
+    type32 = True
     post = text(attrs.get("post_transform", b"NONE"))
     agg = text(attrs.get("aggregate_function", b"SUM"))
     if agg not in ("SUM", "AVERAGE"):
@@ -196,12 +198,7 @@ def _build_v3(proto, node, attrs: dict, at: str, input32: bool) -> Model:
     else:
         n_out = int(attrs.get("n_targets", 1))
     dtype = "float32" if type32 else "float64"
-    if "base_values_as_tensor" in attrs:
-        from onnx import numpy_helper
-
-        base = [float(v) for v in numpy_helper.to_array(attrs["base_values_as_tensor"]).ravel()]
-    else:
-        base = [float(v) for v in attrs.get("base_values", [])]
+    base = [float(v) for v in attrs.get("base_values", [])]
     flat = flat_v3(attrs, prefix, n_out, at, type32)
     nf = n_features(proto, node, attrs, 0)
     link = "identity"
@@ -218,8 +215,6 @@ def _build_v3(proto, node, attrs: dict, at: str, input32: bool) -> Model:
             link = {"NONE": "identity", "LOGISTIC": "sigmoid", "SOFTMAX": "softmax"}[post]
     if agg == "AVERAGE" and any(v != 0.0 for v in base):
         raise refuse(at, "AVERAGE with base_values (onnxruntime adds them after dividing)")
-    if link != "identity" and not type32:
-        raise refuse(at, f"post_transform {post} on double scores (untested)")
     tree_list = build_trees(flat, n_raw, at, input32, type32)
     extra = base_tree(base, dtype)
     if extra is not None:
@@ -245,10 +240,6 @@ def _binary(attrs: dict, prefix: str, post: str, base: list, at: str):
     if len(base) > 1:
         raise refuse(at, f"a binary classifier with {len(base)} base_values")
     weights = list(attrs.get(f"{prefix}_weights", []))
-    if f"{prefix}_weights_as_tensor" in attrs:
-        from onnx import numpy_helper
-
-        weights = numpy_helper.to_array(attrs[f"{prefix}_weights_as_tensor"]).ravel().tolist()
     if all(w >= 0 for w in weights):
         # ORT writes [1 - s, s] and labels by s > 0.5, whatever the post transform: the IR's
         # two-class probabilities from one raw score, and its argmax (ties to class 0)
