@@ -47,7 +47,7 @@ _V5_POST = {0: "NONE", 1: "SOFTMAX", 2: "LOGISTIC", 3: "SOFTMAX_ZERO", 4: "PROBI
 _V5_AGG = {0: "AVERAGE", 1: "SUM", 2: "MIN", 3: "MAX"}
 _FLOAT, _DOUBLE = 1, 11  # onnx.TensorProto element types
 # the largest |ORT output - IR output| measured on 100,000 rows (tests/test_import_onnx.py)
-LINK_BOUND = {"sigmoid": 6e-8, "softmax": 1.2e-7}
+LINK_BOUND = {"sigmoid": 7.8e-8, "softmax": 1.2e-7}
 
 
 def load(path_or_bytes, source: str = "") -> Model:

@@ -141,11 +141,12 @@ def _leading_constants(trees: list, fed: list, n_out: int):
     ``base_score`` (ORT's +0.0 + b is b, which is where the IR's sum starts)."""
     base = [0.0] * n_out
     i = 0
-    while i < len(trees) and trees[i].output is not None and base[trees[i].output] == 0.0:
+    while i < len(trees):
+        k = 0 if n_out == 1 else trees[i].output
         v = _constant(trees[i])
-        if v is None or v[0] == 0.0:
+        if k is None or base[k] != 0.0 or v is None or v[0] == 0.0:
             break
-        base[trees[i].output] = v[0]
+        base[k] = v[0]
         i += 1
     return trees[i:], fed[i:], tuple(base)
 
