@@ -394,3 +394,69 @@ def test_round_trip_of_an_approximate_link_export_keeps_raw_and_says_so():
     X = irfixtures.probe_rows(m, n_random=50)
     assert np.array_equal(evaluate.raw_scores(back, X).view(np.uint32),
                           evaluate.raw_scores(m, X).view(np.uint32))
+
+
+def _mean_of_split_outputs():
+    from rulegen.ir.nodes import (
+        DefaultChild,
+        Feature,
+        Leaf,
+        Model,
+        NumericTest,
+        Split,
+        Target,
+        Tree,
+    )
+    from rulegen.ir.validate import validate
+
+    def tree(a, b, output=None):
+        split = Split(NumericTest(0, "<=", 0.5), (1, 2), DefaultChild(1))
+        return Tree((split, Leaf(a), Leaf(b)), output)
+
+    trees = (tree((1.0,), (2.0,), 0), tree((0.25,), (0.5,), 0), tree((3.0, 0.125), (4.0, 0.75)),
+             tree((0.5,), (1.5,), 1))
+    return validate(Model((Feature("x0"), Feature("x1")), Target("regression", "y", (), 2), trees,
+                          (0.1, 0.0), "mean"))
+
+
+def test_mean_counts_trees_that_the_export_split_per_output():
+    # trees with the same splits feeding the same output are not merged; vector trees are
+    from rulegen.exporters import onnx as onnx_export
+
+    m = _mean_of_split_outputs()
+    data, _notes = onnx_export.export(m)
+    back = onnx_import.loads(data, "mean.onnx")
+    assert back.aggregation == "mean" and len(back.trees) == 4
+    X = irfixtures.probe_rows(m, n_random=50)
+    assert np.array_equal(evaluate.raw_scores(back, X).view(np.uint64),
+                          evaluate.raw_scores(m, X).view(np.uint64))
+    assert_targets_exact(back)
+
+
+def test_opset5_file_without_rulegen_metadata():
+    """A plain TreeEnsemble (no metadata, no Div): regression outputs named x0, x1, ...; a set
+    test there is refused (its values are not known to be category codes)."""
+    import onnx
+
+    from rulegen.exporters import onnx as onnx_export
+
+    for name in ("regressor", "adversarial_names"):
+        m = irfixtures.all_models()[name]
+        proto = onnx.load_model_from_string(onnx_export.export(m)[0])
+        del proto.metadata_props[:]
+        keep = [n for n in proto.graph.node if n.op_type in ("Cast", "TreeEnsemble")]
+        del proto.graph.node[:]
+        proto.graph.node.extend(keep)
+        del proto.graph.output[:]
+        proto.graph.output.extend([onnx.helper.make_tensor_value_info("sum", 11, [None, m.n_raw])])
+        data = proto.SerializeToString()
+        if name == "adversarial_names":
+            with pytest.raises(UnsupportedFeatureError, match="BRANCH_MEMBER on a feature not declared"):
+                onnx_import.loads(data, "plain.onnx")
+            continue
+        back = onnx_import.loads(data, "plain.onnx")
+        assert back.features[0].name == "x0" and back.target.task == "regression"
+        X = irfixtures.probe_rows(m, n_random=50)
+        ort = session(data).run(None, {"X": X})[0]
+        assert np.array_equal(ort.view(np.uint64), evaluate.raw_scores(back, X).view(np.uint64))
+        assert_targets_exact(back)
