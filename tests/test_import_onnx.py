@@ -460,3 +460,34 @@ def test_opset5_file_without_rulegen_metadata():
         ort = session(data).run(None, {"X": X})[0]
         assert np.array_equal(ort.view(np.uint64), evaluate.raw_scores(back, X).view(np.uint64))
         assert_targets_exact(back)
+
+
+def test_tiny_positive_margin_label_differs_as_documented():
+    """ORT labels a LOGISTIC binary by s > 0, the IR by the larger probability: for 0 < s below
+    about 3e-8 both of ORT's own probabilities are 0.5 and the IR says class 0, ORT class 1."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    node = helper.make_node(
+        "TreeEnsembleClassifier", ["X"], ["label", "probabilities"], domain="ai.onnx.ml",
+        nodes_treeids=[0, 0, 0], nodes_nodeids=[0, 1, 2], nodes_featureids=[0, 0, 0],
+        nodes_modes=["BRANCH_LEQ", "LEAF", "LEAF"], nodes_values=[0.0, 0.0, 0.0],
+        nodes_truenodeids=[1, 0, 0], nodes_falsenodeids=[2, 0, 0],
+        class_treeids=[0, 0], class_nodeids=[1, 2], class_ids=[0, 0],
+        class_weights=[-1.0, 1e-8], classlabels_int64s=[0, 1], post_transform="LOGISTIC")
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, 1])],
+        [helper.make_tensor_value_info("label", TensorProto.INT64, [None]),
+         helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [None, 2])])
+    data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                   helper.make_opsetid("ai.onnx.ml", 3)])
+    data = data.SerializeToString()
+    onnx.checker.check_model(onnx.load_model_from_string(data))
+    with pytest.warns(ImportNote):
+        model = onnx_import.loads(data, "tiny.onnx")
+    X = np.array([[1.0], [-1.0]])
+    got = _ort_all(data, X)
+    assert np.array_equal(got["probabilities"][0], [0.5, 0.5])
+    assert np.array_equal(evaluate.predict_proba(model, X)[0], [0.5, 0.5])
+    assert list(got["label"]) == [1, 0]
+    assert list(evaluate.predict_class_index(model, X)) == [0, 0]
