@@ -491,3 +491,25 @@ def test_tiny_positive_margin_label_differs_as_documented():
     assert np.array_equal(evaluate.predict_proba(model, X)[0], [0.5, 0.5])
     assert list(got["label"]) == [1, 0]
     assert list(evaluate.predict_class_index(model, X)) == [0, 0]
+
+
+def test_verify_on_post_transformed_files_and_own_exports(tmp_path, capsys):
+    """rulegen verify: a SOFTMAX file is not compared (ORT's outputs are probabilities, the IR's
+    raw scores margins); rulegen's own export (double input) is compared with its raw output."""
+    from rulegen.exporters import onnx as onnx_export
+
+    _X, files = _boosters(binary=False)
+    (tmp_path / "soft.onnx").write_bytes(files["xgboost"])
+    m = irfixtures.all_models()["regressor"]
+    (tmp_path / "own.onnx").write_bytes(onnx_export.export(m)[0])
+    rng = np.random.default_rng(0)
+    for name, cols in (("soft", ["x0", "x1", "x2", "x3"]), ("own", [f.name for f in m.features])):
+        csv = tmp_path / f"{name}.csv"
+        np.savetxt(csv, rng.normal(size=(20, len(cols))), delimiter=",", header=",".join(cols),
+                   comments="")
+        assert main(["verify", str(tmp_path / f"{name}.onnx"), str(csv), "--target", "python"]) == 0
+        out = capsys.readouterr()
+        err = out.out + out.err
+        want = ("not compared with the library: onnxruntime's outputs are after its post transform"
+                if name == "soft" else "equals onnxruntime")
+        assert want in err, err
