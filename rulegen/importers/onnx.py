@@ -46,8 +46,12 @@ _PASS_THROUGH = {"Identity", "Cast", "ZipMap"}  # nodes after the trees that cha
 _V5_POST = {0: "NONE", 1: "SOFTMAX", 2: "LOGISTIC", 3: "SOFTMAX_ZERO", 4: "PROBIT"}
 _V5_AGG = {0: "AVERAGE", 1: "SUM", 2: "MIN", 3: "MAX"}
 _FLOAT, _DOUBLE = 1, 11  # onnx.TensorProto element types
-# the largest |ORT output - IR output| measured on 100,000 rows (tests/test_import_onnx.py)
-LINK_BOUND = {"sigmoid": 7.8e-8, "softmax": 1.2e-7}
+# the largest |ORT output - IR output| measured on 100,000 rows (tests/test_import_onnx.py); the
+# softmax's grows with the number of classes (ORT sums the exponentials in float)
+def link_bound(link: str, n_raw: int) -> float | None:
+    if link == "sigmoid":
+        return 8.2e-8
+    return 1.2e-7 if n_raw <= 3 else 3.0e-7 if n_raw <= 10 else None
 
 
 def load(path_or_bytes, source: str = "") -> Model:
@@ -150,9 +154,9 @@ def n_features(proto, node, attrs, known: int) -> int:
     return n
 
 
-def build_trees(flat, n_out: int, at: str, input32: bool, type32: bool, categorical=None):
+def build_trees(flat, n_out: int, at: str, input32: bool, categorical=None):
     limit = len(flat.modes)
-    return [build_tree(flat, root, n_out, f"{at}: tree {t}", input32=input32, type32=type32,
+    return [build_tree(flat, root, n_out, f"{at}: tree {t}", input32=input32,
                        categorical=categorical or {}, limit=limit) for t, root in flat.roots]
 
 
@@ -165,12 +169,15 @@ def base_tree(values, dtype: str) -> Tree | None:
     return Tree((Leaf(tuple(float(cast(v)) for v in values)),))
 
 
-def note(where: str, link: str, post: str) -> None:
+def note(where: str, link: str, post: str, n_raw: int) -> None:
     """Say that ORT's own arithmetic computes the outputs (the raw scores are exact)."""
+    bound = link_bound(link, n_raw)
+    by = (f"by up to {bound:.2g} (measured)" if bound is not None else
+          f"(by how much is unmeasured for {n_raw} classes; 3.0e-7 for 10)")
     warnings.warn(ImportNote(
         f"{where}: post_transform {post} is the IR's {link} link; onnxruntime computes it with "
-        f"its own float arithmetic, so outputs may differ from it by up to {LINK_BOUND[link]:.2g} "
-        "(measured); raw scores are exact"), stacklevel=3)
+        f"its own float arithmetic, so outputs may differ from it {by}; raw scores are exact"),
+        stacklevel=3)
 
 
 def _build_v3(proto, node, attrs: dict, at: str, input32: bool) -> Model:
@@ -179,7 +186,9 @@ def _build_v3(proto, node, attrs: dict, at: str, input32: bool) -> Model:
         raise refuse(at, f"attribute {doubles[0]} (opset 3 with double attributes: onnxruntime "
                          "sums in double and returns float, a last rounding the IR has no place "
                          "for; opset-5 TreeEnsemble in double is read)")
-    type32 = True
+    if not input32:
+        raise refuse(at, "a double input to an opset-3 ensemble (onnxruntime then sums in double "
+                         "and returns float, a last rounding the IR has no place for)")
     post = text(attrs.get("post_transform", b"NONE"))
     agg = text(attrs.get("aggregate_function", b"SUM"))
     if agg not in ("SUM", "AVERAGE"):
@@ -197,9 +206,9 @@ def _build_v3(proto, node, attrs: dict, at: str, input32: bool) -> Model:
             raise refuse(at, f"a classifier with {n_out} class label(s)")
     else:
         n_out = int(attrs.get("n_targets", 1))
-    dtype = "float32" if type32 else "float64"
+    dtype = "float32"  # float attributes: ORT sums in float
     base = [float(v) for v in attrs.get("base_values", [])]
-    flat = flat_v3(attrs, prefix, n_out, at, type32)
+    flat = flat_v3(attrs, prefix, n_out, at)
     nf = n_features(proto, node, attrs, 0)
     link = "identity"
     binary = classifier and n_out == 2
@@ -215,12 +224,12 @@ def _build_v3(proto, node, attrs: dict, at: str, input32: bool) -> Model:
             link = {"NONE": "identity", "LOGISTIC": "sigmoid", "SOFTMAX": "softmax"}[post]
     if agg == "AVERAGE" and any(v != 0.0 for v in base):
         raise refuse(at, "AVERAGE with base_values (onnxruntime adds them after dividing)")
-    tree_list = build_trees(flat, n_raw, at, input32, type32)
+    tree_list = build_trees(flat, n_raw, at, input32)
     extra = base_tree(base, dtype)
     if extra is not None:
         tree_list.append(extra)
     if link != "identity":
-        note(at, link, post)
+        note(at, link, post, n_raw)
     features = tuple(Feature(f"x{i}") for i in range(nf))
     target = (Target("classification", "label", tuple(labels)) if classifier
               else Target("regression", "y", (), n_out))

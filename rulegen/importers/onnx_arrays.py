@@ -24,22 +24,17 @@ def text(v) -> str:
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
-def _floats(attrs: dict, name: str, type32: bool) -> list:
-    """A float attribute (``name``) or its double form (``name_as_tensor``) as Python floats."""
-    if f"{name}_as_tensor" in attrs:
-        from onnx import numpy_helper
-
-        return [float(v) for v in numpy_helper.to_array(attrs[f"{name}_as_tensor"]).ravel()]
-    cast = np.float32 if type32 else float
-    return [float(cast(v)) for v in attrs.get(name, [])]
+def _floats(attrs: dict, name: str) -> list:
+    """A float attribute as Python floats of its float32 values."""
+    return [float(np.float32(v)) for v in attrs.get(name, [])]
 
 
-def flat_v3(attrs: dict, prefix: str, n_out: int, at: str, type32: bool) -> Flat:
+def flat_v3(attrs: dict, prefix: str, n_out: int, at: str) -> Flat:
     tree_ids = list(attrs.get("nodes_treeids", []))
     node_ids = list(attrs.get("nodes_nodeids", []))
     modes = [text(m) for m in attrs.get("nodes_modes", [])]
     feats = list(attrs.get("nodes_featureids", []))
-    values = _floats(attrs, "nodes_values", type32)
+    values = _floats(attrs, "nodes_values")
     true_ids = list(attrs.get("nodes_truenodeids", []))
     false_ids = list(attrs.get("nodes_falsenodeids", []))
     tracks = list(attrs.get("nodes_missing_value_tracks_true", []))
@@ -61,7 +56,7 @@ def flat_v3(attrs: dict, prefix: str, n_out: int, at: str, type32: bool) -> Flat
             if any(name == t for name, _r in flat.roots):
                 raise refuse(at, f"tree {t}'s nodes are not contiguous")
             flat.roots.append((t, i))
-    w_vals = _floats(attrs, f"{prefix}_weights", type32)
+    w_vals = _floats(attrs, f"{prefix}_weights")
     entries = list(zip(attrs.get(f"{prefix}_treeids", []), attrs.get(f"{prefix}_nodeids", []),
                        attrs.get(f"{prefix}_ids", []), w_vals))
     for t, nd, k, w in entries:

@@ -63,28 +63,16 @@ class Flat:
         return len(self.modes) - 1
 
 
-def threshold(t: float, op: str, input32: bool, type32: bool) -> tuple[float, str]:
-    """(IR threshold, IR test dtype) for ``x op t`` where ORT compares the input (float32 when
-    ``input32``) with a threshold of the attributes' type (float32 when ``type32``), in the wider
-    of the two types."""
-    if not input32:
-        return float(t), "float64"  # a double input, compared in double with t (exact as float64)
-    if type32:
+def threshold(t: float, input32: bool) -> tuple[float, str]:
+    """(IR threshold, IR test dtype): ORT compares a float input with float thresholds in float,
+    and a double input with float or double thresholds in double (exact as float64)."""
+    if input32:
         return float(np.float32(t)), "float32"
-    # a float input widened to double and compared with a double t: the same answer as comparing
-    # it with the float32 neighbour of t on the side the comparison keeps
-    t32 = np.float32(t)
-    if float(t32) != t and not math.isinf(t):
-        below = float(t32) > t
-        if op == "<=" and below:
-            t32 = np.nextafter(t32, np.float32(-np.inf))
-        elif op == "<" and not below:
-            t32 = np.nextafter(t32, np.float32(np.inf))
-    return float(t32), "float32"
+    return float(t), "float64"
 
 
-def build_tree(flat: Flat, root: int, n_out: int, at: str, *, input32: bool, type32: bool,
-               categorical: dict, limit: int) -> Tree:
+def build_tree(flat: Flat, root: int, n_out: int, at: str, *, input32: bool, categorical: dict,
+               limit: int) -> Tree:
     """The IR tree whose root is ``flat`` node ``root``. A node reached twice is an error (ORT
     would score it, but an IR node has one parent)."""
     nodes: list = []
@@ -124,7 +112,7 @@ def build_tree(flat: Flat, root: int, n_out: int, at: str, *, input32: bool, typ
         op, same_side = _MODES[mode]
         if math.isnan(flat.values[i]):
             raise refuse(where, "a NaN threshold")
-        t, dtype = threshold(flat.values[i], op, input32, type32)
+        t, dtype = threshold(flat.values[i], input32)
         if same_side:
             children, missing = (kids[0], kids[1]), DefaultChild(0 if track else 1)
         else:  # x > t true  is  x <= t false

@@ -52,7 +52,7 @@ def build(proto, node, attrs: dict, at: str, input32: bool, features, check_grap
     ours = features is not None
     categorical = ({i: len(f.categories) for i, f in enumerate(features) if f.kind == "categorical"}
                    if ours else {})
-    trees = base.build_trees(flat, n_out, at, input32, input32, categorical)
+    trees = base.build_trees(flat, n_out, at, input32, categorical)
     nf = base.n_features(proto, node, attrs, len(features) if ours else 0)
     if ours and nf != len(features):
         raise refuse(at, f"metadata rulegen.features lists {len(features)} features, the trees read {nf}")
@@ -91,7 +91,7 @@ def build(proto, node, attrs: dict, at: str, input32: bool, features, check_grap
     else:
         check_graph(proto, node, at)
         if link != "identity":
-            base.note(at, link, post)
+            base.note(at, link, post, n_out)
     prov = Provenance(algorithm="onnx TreeEnsemble",
                       library=f"{proto.producer_name} {proto.producer_version}".strip())
     return validate(Model(tuple(features), target, tuple(trees), base_score, aggregation, link,
