@@ -10,10 +10,10 @@ skl2onnx and onnxmltools write them) and ``TreeEnsemble`` (opset 5, float or dou
 What onnxruntime computes (``onnxruntime/core/providers/cpu/ml/tree_ensemble_*``, ``ml_common.h``)
 and so the IR (docs/IMPORTERS.md has the details and the measured differences):
 
-* Thresholds and weights have the attributes' type (float; double in a double opset-5
-  ensemble) and the input its own; a comparison is made in the wider type, and
-  each output is summed in the attributes' type from +0.0, tree by tree in the order of the
-  roots, one leaf weight at a time: the IR's tests and ``Model.dtype``.
+* Float input and float attributes (opset 3, float opset 5): float32 tests, each output summed
+  in float from +0.0, tree by tree in root order, one leaf weight at a time: the IR's float32
+  tests and ``Model.dtype``. A double opset-5 ensemble: the same in float64. A double input or
+  double attributes in opset 3 are refused (ORT sums in double and returns float).
 * Base values are added after the trees: a last tree of one constant leaf, ``base_score`` 0.
 * Binary classifiers whose weights all go to class 0 (skl2onnx forests, onnxmltools boosters):
   ORT's score ``s`` is the class-1 score; all weights >= 0: probabilities ``[1 - s, s]`` whatever
