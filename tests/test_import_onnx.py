@@ -568,3 +568,48 @@ def test_multi_output_regressor_logistic_and_softmax():
         got = _ort_scores(data, rows32).astype(np.float64)
         diff = np.abs(got - evaluate.predict_value(model, rows).astype(np.float64))
         assert diff.max() <= onnx_import.link_bound(link, model.n_raw), (post, diff.max())
+
+
+def _plain_v5(m, **attrs) -> bytes:
+    """rulegen's export of ``m`` cut down to a bare opset-5 TreeEnsemble (no metadata, no Div,
+    no link), with ``attrs`` set on the ensemble."""
+    import onnx
+
+    from rulegen.exporters import onnx as onnx_export
+
+    proto = onnx.load_model_from_string(onnx_export.export(m, approximate=True)[0])
+    del proto.metadata_props[:]
+    keep = [n for n in proto.graph.node if n.op_type in ("Cast", "TreeEnsemble")]
+    del proto.graph.node[:]
+    proto.graph.node.extend(keep)
+    elem = 1 if m.dtype == "float32" else 11
+    del proto.graph.output[:]
+    proto.graph.output.extend([onnx.helper.make_tensor_value_info("sum", elem, [None, m.n_raw])])
+    return with_attr(proto.SerializeToString(), **attrs) if attrs else proto.SerializeToString()
+
+
+def test_opset5_post_transforms():
+    # several outputs: the IR's float32 link within the measured bound, raw scores exact; one
+    # output: ORT ignores LOGISTIC (exact); PROBIT is refused
+    m = irfixtures.softmax_ensemble("float32")
+    X = irfixtures.probe_rows(m, n_random=3000)
+    raw = session(_plain_v5(m)).run(None, {"X": X})[0]
+    # onnxruntime reads 1 as LOGISTIC and 2 as SOFTMAX (the ONNX spec: the other way round)
+    for post, link in ((1, "sigmoid"), (2, "softmax")):
+        data = _plain_v5(m, post_transform=post)
+        with pytest.warns(ImportNote, match="not as the ONNX spec's"):
+            back = onnx_import.loads(data, "p.onnx")
+        assert back.link == link
+        assert np.array_equal(evaluate.raw_scores(back, X).view(np.uint32), raw.view(np.uint32))
+        got = session(data).run(None, {"X": X})[0].astype(np.float64)
+        diff = np.abs(got - evaluate.predict_value(back, X).astype(np.float64))
+        assert diff.max() <= onnx_import.link_bound(link, 3), (link, diff.max())
+    reg = irfixtures.all_models()["regressor"]
+    data = _plain_v5(reg, post_transform=2)
+    back = onnx_import.loads(data, "r.onnx")
+    assert back.link == "identity"
+    X = irfixtures.probe_rows(reg, n_random=50)
+    got = session(data).run(None, {"X": X})[0]
+    assert np.array_equal(got.view(np.uint64), evaluate.raw_scores(back, X).view(np.uint64))
+    with pytest.raises(UnsupportedFeatureError, match="post_transform PROBIT"):
+        onnx_import.loads(_plain_v5(m, post_transform=4), "probit.onnx")

@@ -22,7 +22,9 @@ from rulegen.importers.onnx_trees import refuse
 from rulegen.ir.nodes import Feature, Leaf, Model, Provenance, Split, Target, Tree
 from rulegen.ir.validate import validate
 
-_POST = {0: "NONE", 1: "SOFTMAX", 2: "LOGISTIC", 3: "SOFTMAX_ZERO", 4: "PROBIT"}
+# onnxruntime 1.32 reads post_transform through its own enum (tree_ensemble_attribute.h), where
+# 1 is LOGISTIC and 2 SOFTMAX; the ONNX spec says the other way round. Tested: ORT's outputs.
+_POST = {0: "NONE", 1: "LOGISTIC", 2: "SOFTMAX", 3: "SOFTMAX_ZERO", 4: "PROBIT"}
 _LINK_OPS = {"Sigmoid": "sigmoid", "Exp": "exp", "Softmax": "softmax"}
 _EXPORT_OPS = {"Cast", "Identity", "Div", "Sub", "Concat", "ArgMax", "Gather", *_LINK_OPS}
 
@@ -91,7 +93,9 @@ def build(proto, node, attrs: dict, at: str, input32: bool, features, check_grap
     else:
         check_graph(proto, node, at)
         if link != "identity":
-            base.note(at, link, post, n_out)
+            spec = "SOFTMAX" if post == "LOGISTIC" else "LOGISTIC"
+            base.note(f"{at} (post_transform {int(attrs['post_transform'])}, which onnxruntime "
+                      f"reads as {post}, not as the ONNX spec's {spec})", link, post, n_out)
     prov = Provenance(algorithm="onnx TreeEnsemble",
                       library=f"{proto.producer_name} {proto.producer_version}".strip())
     return validate(Model(tuple(features), target, tuple(trees), base_score, aggregation, link,
