@@ -43,9 +43,9 @@ from rulegen.ir.validate import validate
 __all__ = ["load", "loads"]
 
 _PASS_THROUGH = {"Identity", "Cast", "ZipMap"}  # nodes after the trees that change no number
-_V5_POST = {0: "NONE", 1: "SOFTMAX", 2: "LOGISTIC", 3: "SOFTMAX_ZERO", 4: "PROBIT"}
-_V5_AGG = {0: "AVERAGE", 1: "SUM", 2: "MIN", 3: "MAX"}
 _FLOAT, _DOUBLE = 1, 11  # onnx.TensorProto element types
+
+
 # |ORT output - IR output| held by tests/test_import_onnx.py. Sigmoid: measured up to 8.9e-8,
 # held to 2**-23 (ORT's 1/(1 + e) rounded twice in float, for outputs up to 1). Softmax: measured
 # 1.2e-7 with 3 classes, 3.0e-7 with 10; it grows with the classes (ORT sums in float).
@@ -94,12 +94,12 @@ def loads(data: bytes, source: str = "") -> Model:
     return _build_v3(proto, node, attrs, at, input32)
 
 
-def _check_graph(proto, node, where: str, allowed=()) -> None:
+def _check_graph(proto, node, where: str) -> None:
     """Only nodes that change no number may sit beside the ensemble: Identity, Cast, ZipMap, and
     Mul / Div by a constant 1 (onnxmltools writes ``probabilities * 1``)."""
     inits = {i.name: i for i in proto.graph.initializer}
     for n in proto.graph.node:
-        if n is node or n.op_type in _PASS_THROUGH or n.name in allowed:
+        if n is node or n.op_type in _PASS_THROUGH:
             continue
         if n.op_type in ("Mul", "Div") and len(n.input) == 2 and _is_one(inits.get(n.input[1])):
             continue

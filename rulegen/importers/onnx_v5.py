@@ -81,7 +81,7 @@ def build(proto, node, attrs: dict, at: str, input32: bool, features, check_grap
                                  "can be counted as (a weighted vote has no IR form once summed)")
             trees, aggregation = counted, ("sum" if d is None else "mean")
         if graph["link"] != "identity":
-            if link != "identity":
+            if post != "NONE" and n_out > 1:
                 raise refuse(at, "a post_transform and a link operator")
             link = graph["link"]
             warnings.warn(ImportNote(
@@ -92,10 +92,10 @@ def build(proto, node, attrs: dict, at: str, input32: bool, features, check_grap
             target = Target("classification", "label", graph["classes"])
     else:
         check_graph(proto, node, at)
-        if link != "identity":
-            spec = "SOFTMAX" if post == "LOGISTIC" else "LOGISTIC"
-            base.note(f"{at} (post_transform {int(attrs['post_transform'])}, which onnxruntime "
-                      f"reads as {post}, not as the ONNX spec's {spec})", link, post, n_out)
+    if post != "NONE" and n_out > 1:
+        spec = "SOFTMAX" if post == "LOGISTIC" else "LOGISTIC"
+        base.note(f"{at} (post_transform {int(attrs['post_transform'])}, which onnxruntime "
+                  f"reads as {post}, not as the ONNX spec's {spec})", link, post, n_out)
     prov = Provenance(algorithm="onnx TreeEnsemble",
                       library=f"{proto.producer_name} {proto.producer_version}".strip())
     return validate(Model(tuple(features), target, tuple(trees), base_score, aggregation, link,
