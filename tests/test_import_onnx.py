@@ -234,7 +234,7 @@ def test_binary_boosters_margins_exact_probabilities_within_bound():
     for name, data in files.items():
         model, rows = assert_margins_and_bound(data, X)
         assert model.link == "sigmoid" and model.n_raw == 1, name
-    assert_targets_exact(model, rows[:60])
+        assert_targets_exact(model, rows[:60], n_random=10)
 
 
 def test_multiclass_softmax_margins_exact_probabilities_within_bound():
@@ -242,7 +242,7 @@ def test_multiclass_softmax_margins_exact_probabilities_within_bound():
     for name, data in files.items():
         model, rows = assert_margins_and_bound(data, X)
         assert model.link == "softmax" and model.n_raw == 3, name
-    assert_targets_exact(model, rows[:60])
+        assert_targets_exact(model, rows[:60], n_random=10)
 
 
 def test_softmax_bound_with_ten_classes():
@@ -568,6 +568,7 @@ def test_multi_output_regressor_logistic_and_softmax():
         got = _ort_scores(data, rows32).astype(np.float64)
         diff = np.abs(got - evaluate.predict_value(model, rows).astype(np.float64))
         assert diff.max() <= onnx_import.link_bound(link, model.n_raw), (post, diff.max())
+        assert_targets_exact(model, rows[:40], n_random=10)
 
 
 def _plain_v5(m, **attrs) -> bytes:
@@ -604,6 +605,7 @@ def test_opset5_post_transforms():
         got = session(data).run(None, {"X": X})[0].astype(np.float64)
         diff = np.abs(got - evaluate.predict_value(back, X).astype(np.float64))
         assert diff.max() <= onnx_import.link_bound(link, 3), (link, diff.max())
+        assert_targets_exact(back, n_random=10)
     reg = irfixtures.all_models()["regressor"]
     data = _plain_v5(reg, post_transform=2)
     back = onnx_import.loads(data, "r.onnx")
