@@ -358,7 +358,7 @@ def _exact_exports():
 
 def test_round_trip_of_every_exact_export():
     """export -> import: the evaluator's raw scores equal the original model's and ORT's, bit for
-    bit, on probe rows; weighted votes (no IR form once summed) are refused."""
+    bit, on probe rows; the few votes whose split per class cannot be matched back are refused."""
     from rulegen.errors import RulegenError
 
     read, refused = [], []
@@ -368,7 +368,7 @@ def test_round_trip_of_every_exact_export():
                 warnings.simplefilter("ignore", ImportNote)  # the link's note
                 back = onnx_import.loads(data, f"{name}.onnx")
         except RulegenError as e:
-            assert m.aggregation == "vote" and "weighted vote" in str(e), (name, str(e))
+            assert m.aggregation == "vote" and "weight of the votes" in str(e), (name, str(e))
             refused.append(name)
             continue
         X = irfixtures.probe_rows(m, n_random=50)
@@ -387,11 +387,12 @@ def test_round_trip_of_every_exact_export():
             assert np.array_equal(evaluate.predict_class_index(back, X),
                                   evaluate.predict_class_index(m, X)), name
         read.append(name)
-    assert len(read) >= 15 and {"forest_mean", "adversarial_names", "softmax_f32", "sigmoid_ensemble"} <= set(read), read
-    assert "forest_vote" in refused
+    assert len(read) >= 20 and {"forest_mean", "forest_vote", "adversarial_names", "softmax_f32",
+                                "sigmoid_ensemble"} <= set(read), read
+    assert len(refused) <= 2, refused
 
 
-@pytest.mark.parametrize("name", ["forest_mean", "adversarial_names", "classifier"])
+@pytest.mark.parametrize("name", ["forest_mean", "forest_vote", "adversarial_names", "classifier"])
 def test_round_trip_targets(name):
     from rulegen.exporters import onnx as onnx_export
 

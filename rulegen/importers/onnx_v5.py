@@ -12,6 +12,7 @@ written once per output) is merged back where the division needs the tree count.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -73,13 +74,17 @@ def build(proto, node, attrs: dict, at: str, input32: bool, features, check_grap
             d = graph["divisor"]
             if d == 1.0:  # a vote whose weights sum to 1: dividing changes nothing
                 d = None
-            counted = trees
+            counted, aggregation = trees, "sum"
             if d is not None:
-                counted = _to_count(trees, fed, n_out, int(d)) if d == int(d) and d >= 1 else None
+                counted, aggregation = None, "mean"
+                if d == int(d) and d >= 1:
+                    counted = _to_count(trees, fed, n_out, int(d))
+                if counted is None:
+                    counted, aggregation = _as_votes(trees, n_out, d, dtype), "vote"
             if counted is None:
-                raise refuse(at, f"Div by {d!r}, not a number of trees the {len(trees)} trees "
-                                 "can be counted as (a weighted vote has no IR form once summed)")
-            trees, aggregation = counted, ("sum" if d is None else "mean")
+                raise refuse(at, f"Div by {d!r}: neither a number of trees the {len(trees)} trees "
+                                 "can be counted as nor the weight of the votes they hold")
+            trees = counted
         if graph["link"] != "identity":
             if post != "NONE" and n_out > 1:
                 raise refuse(at, "a post_transform and a link operator")
@@ -221,3 +226,43 @@ def _vector(leaf: Leaf, tree: Tree, n_out: int) -> tuple:
     v = [0.0] * n_out
     v[tree.output] = leaf.value[0]
     return tuple(v)
+
+
+def _only_feeds(tree: Tree, k: int, n_out: int) -> bool:
+    """Whether every nonzero leaf value of ``tree`` goes to output ``k`` (the exporter's guard
+    leaves, never reached, hold 0.0 for output 0)."""
+    return all(v == 0.0 for n in tree.nodes if isinstance(n, Leaf)
+               for j, v in enumerate(_vector(n, tree, n_out)) if j != k)
+
+
+def _as_votes(trees: list, n_out: int, d: float, dtype: str) -> list | None:
+    """The exporter's form of a vote: per IR tree, one tree per class (in class order, the same
+    splits) whose leaves hold the tree's weight where that class wins and 0.0 elsewhere. Back to
+    one tree of one-hot leaves with that weight, if the weights sum (in order, float64, then in
+    ``dtype``) to the divisor ``d``; else None."""
+    if len(trees) % n_out:
+        return None
+    out, total = [], 0.0
+    for g in range(0, len(trees), n_out):
+        group = trees[g:g + n_out]
+        if not all(_only_feeds(t, k, n_out) for k, t in enumerate(group)) or \
+                not all(_same_splits(group[0], t) for t in group[1:]):
+            return None
+        nodes, weights = [], set()
+        for j, n in enumerate(group[0].nodes):
+            if not isinstance(n, Leaf):
+                nodes.append(n)
+                continue
+            value = [_vector(t.nodes[j], t, n_out)[k] for k, t in enumerate(group)]
+            winners = [k for k, v in enumerate(value) if v != 0.0]
+            if len(winners) != 1:
+                return None
+            weights.add(value[winners[0]])
+            nodes.append(Leaf(tuple(1.0 if k == winners[0] else 0.0 for k in range(n_out))))
+        if len(weights) != 1 or not 0 < next(iter(weights)) < math.inf:
+            return None
+        w = weights.pop()
+        total = total + w
+        out.append(Tree(tuple(nodes), weight=w))
+    cast = np.float32 if dtype == "float32" else np.float64
+    return out if cast(total) == cast(d) else None
