@@ -358,7 +358,7 @@ def _exact_exports():
 
 def test_round_trip_of_every_exact_export():
     """export -> import: the evaluator's raw scores equal the original model's and ORT's, bit for
-    bit, on probe rows; the few votes whose split per class cannot be matched back are refused."""
+    bit, on probe rows (votes included: a vote the trees cannot be matched back to is refused)."""
     from rulegen.errors import RulegenError
 
     read, refused = [], []
@@ -387,9 +387,9 @@ def test_round_trip_of_every_exact_export():
             assert np.array_equal(evaluate.predict_class_index(back, X),
                                   evaluate.predict_class_index(m, X)), name
         read.append(name)
-    assert len(read) >= 20 and {"forest_mean", "forest_vote", "adversarial_names", "softmax_f32",
+    assert len(read) >= 22 and {"forest_mean", "forest_vote", "adversarial_names", "softmax_f32",
                                 "sigmoid_ensemble"} <= set(read), read
-    assert len(refused) <= 2, refused
+    assert not refused, refused
 
 
 @pytest.mark.parametrize("name", ["forest_mean", "forest_vote", "adversarial_names", "classifier"])

@@ -20,7 +20,17 @@ import numpy as np
 from rulegen.errors import ImportNote
 from rulegen.importers.onnx_arrays import flat_v5
 from rulegen.importers.onnx_trees import refuse
-from rulegen.ir.nodes import Feature, Leaf, Model, Provenance, Split, Target, Tree
+from rulegen.ir.nodes import (
+    CategoricalTest,
+    DefaultChild,
+    Feature,
+    Leaf,
+    Model,
+    Provenance,
+    Split,
+    Target,
+    Tree,
+)
 from rulegen.ir.validate import validate
 
 # onnxruntime 1.32 reads post_transform through its own enum (tree_ensemble_attribute.h), where
@@ -80,7 +90,7 @@ def build(proto, node, attrs: dict, at: str, input32: bool, features, check_grap
                 if d == int(d) and d >= 1:
                     counted = _to_count(trees, fed, n_out, int(d))
                 if counted is None:
-                    counted, aggregation = _as_votes(trees, n_out, d, dtype), "vote"
+                    counted, aggregation = _as_votes(trees, n_out, d, dtype, categorical), "vote"
             if counted is None:
                 raise refuse(at, f"Div by {d!r}: neither a number of trees the {len(trees)} trees "
                                  "can be counted as nor the weight of the votes they hold")
@@ -235,7 +245,19 @@ def _only_feeds(tree: Tree, k: int, n_out: int) -> bool:
                for j, v in enumerate(_vector(n, tree, n_out)) if j != k)
 
 
-def _as_votes(trees: list, n_out: int, d: float, dtype: str) -> list | None:
+def _never_reached(tree: Tree, categorical: dict) -> set:
+    """Leaves behind the exporter's pass-through guards (a set of every code, unseen and missing
+    values on the set side too): no row reaches their other side."""
+    out = set()
+    for n in tree.nodes:
+        if (isinstance(n, Split) and isinstance(n.test, CategoricalTest) and n.unseen == 0
+                and isinstance(n.missing, DefaultChild) and n.missing.child == 0
+                and len(n.test.categories) == categorical.get(n.test.feature, -1)):
+            out.add(n.children[1])
+    return out
+
+
+def _as_votes(trees: list, n_out: int, d: float, dtype: str, categorical: dict) -> list | None:
     """The exporter's form of a vote: per IR tree, one tree per class (in class order, the same
     splits) whose leaves hold the tree's weight where that class wins and 0.0 elsewhere. Back to
     one tree of one-hot leaves with that weight, if the weights sum (in order, float64, then in
@@ -249,15 +271,19 @@ def _as_votes(trees: list, n_out: int, d: float, dtype: str) -> list | None:
                 not all(_same_splits(group[0], t) for t in group[1:]):
             return None
         nodes, weights = [], set()
+        unreached = _never_reached(group[0], categorical)
         for j, n in enumerate(group[0].nodes):
             if not isinstance(n, Leaf):
                 nodes.append(n)
                 continue
             value = [_vector(t.nodes[j], t, n_out)[k] for k, t in enumerate(group)]
             winners = [k for k, v in enumerate(value) if v != 0.0]
-            if len(winners) != 1:
+            if not winners and j in unreached:
+                winners = [0]  # any vote: no row gets here
+            elif len(winners) != 1:
                 return None
-            weights.add(value[winners[0]])
+            if j not in unreached:
+                weights.add(value[winners[0]])
             nodes.append(Leaf(tuple(1.0 if k == winners[0] else 0.0 for k in range(n_out))))
         if len(weights) != 1 or not 0 < next(iter(weights)) < math.inf:
             return None
