@@ -4,6 +4,7 @@ threshold, NaN, +-inf), and every target agrees (assert_targets_exact)."""
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import irfixtures
@@ -208,6 +209,7 @@ def test_binary_forests_are_exact(make):
     assert_targets_exact(model, rows[:60])
 
 
+@functools.lru_cache(maxsize=2)  # trained once per module run, files are bytes
 def _boosters(binary: bool):
     pytest.importorskip("onnxmltools")
     xgb = pytest.importorskip("xgboost")
