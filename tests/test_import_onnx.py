@@ -618,3 +618,16 @@ def test_opset5_post_transforms():
     assert np.array_equal(got.view(np.uint64), evaluate.raw_scores(back, X).view(np.uint64))
     with pytest.raises(UnsupportedFeatureError, match="post_transform PROBIT"):
         onnx_import.loads(_plain_v5(m, post_transform=4), "probit.onnx")
+
+
+def test_string_labels():
+    X, y = _data(5)
+    for labels in (np.where(y > 0, "yes", "no"), np.array(["a", "b", "c"])[y]):
+        data = _skl2onnx(RandomForestClassifier(4, max_depth=4, random_state=0).fit(X, labels), X)
+        model = onnx_import.loads(data, "s.onnx")
+        rows = _many_rows(model, 5000)
+        got = _ort_all(data, rows)
+        assert np.array_equal(np.asarray(model.target.classes)[evaluate.predict_class_index(model, rows)],
+                              got["label"])
+        assert np.array_equal(evaluate.predict_proba(model, rows).view(np.uint32),
+                              got["probabilities"].view(np.uint32))
