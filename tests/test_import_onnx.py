@@ -244,7 +244,8 @@ def test_multiclass_softmax_margins_exact_probabilities_within_bound():
     for name, data in files.items():
         model, rows = assert_margins_and_bound(data, X)
         assert model.link == "softmax" and model.n_raw == 3, name
-        assert_targets_exact(model, rows[:60], n_random=10)
+        if name == "xgboost":  # one softmax model through the targets is enough (time)
+            assert_targets_exact(model, rows[:60], n_random=10)
 
 
 def test_softmax_bound_with_ten_classes():
