@@ -6,10 +6,12 @@ Every user mistake is one line on stderr and exit code 2; a bug is exit code 1
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import click
@@ -29,9 +31,30 @@ def _targets():
     return TARGETS
 
 
+@contextlib.contextmanager
+def _notes_as_lines():
+    """An importer's ImportNote warning (what it reproduces only within a measured bound) is
+    printed as one ``note:`` line on stderr, every time, while a command runs."""
+    from rulegen.errors import ImportNote
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", ImportNote)
+        shown = warnings.showwarning
+
+        def show(message, category, *args, **kwargs):
+            if issubclass(category, ImportNote):
+                say(f"note: {one_line(str(message))}")
+            else:
+                shown(message, category, *args, **kwargs)
+
+        warnings.showwarning = show
+        yield
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="rulegen")
-def cli():
+@click.pass_context
+def cli(ctx):
     """rulegen: compile decision trees to exact, dependency-free Python, C, SQL, Go, Java,
     JavaScript and Rust.
 
@@ -46,6 +69,7 @@ def cli():
 
     Exit codes: 0 success, 2 bad input or usage, 1 internal error.
     """
+    ctx.with_resource(_notes_as_lines())
 
 
 # --- fit, prune: rulegen/cli_learn.py ---------------------------------------------------------

@@ -70,3 +70,8 @@ class LearnerTypeError(LearnerError, TypeError):
 class NotFittedError(LearnerError, AttributeError):
     """predict (or another method) before fit. With scikit-learn installed the error raised
     is also scikit-learn's ``NotFittedError`` (see ``rulegen.learn.base.not_fitted``)."""
+
+
+class ImportNote(UserWarning):
+    """Not an error: an importer's one-line note on what the IR reproduces only within a measured
+    bound (warned with ``warnings.warn``; the CLI prints it as a ``note:`` line)."""

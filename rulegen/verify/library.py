@@ -86,8 +86,16 @@ def _onnxruntime(ort, path: Path, model: Model, X: np.ndarray):
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1  # more threads may sum the trees in another order
     session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-    name = session.get_inputs()[0].name
-    outputs = session.run(None, {name: np.asarray(X, dtype=np.float32)})
+    inp = session.get_inputs()[0]
+    dtype = np.float64 if inp.type == "tensor(double)" else np.float32  # rulegen writes double
+    names = [o.name for o in session.get_outputs()]
+    if "raw" in names:  # rulegen's export: its raw scores
+        names = ["raw"]
+    elif model.link != "identity":
+        return None, ("onnxruntime's outputs are after its post transform (the import's raw "
+                      "scores are its margins; docs/IMPORTERS.md)")
+    with np.errstate(over="ignore"):
+        outputs = session.run(names, {inp.name: np.asarray(X, dtype=dtype)})
     for out in outputs:  # the scores: the float output with one column per raw score
         out = np.asarray(out)
         if out.dtype.kind == "f" and out.reshape(len(X), -1).shape[1] == model.n_raw:
