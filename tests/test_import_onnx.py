@@ -404,17 +404,43 @@ def test_round_trip_targets(name):
     assert_targets_exact(onnx_import.loads(data, f"{name}.onnx"))
 
 
-def test_round_trip_of_an_approximate_link_export_keeps_raw_and_says_so():
+@pytest.mark.parametrize("which", ["softmax_f32", "softmax_f64", "sigmoid", "exp"])
+def test_round_trip_of_a_link_export_keeps_raw_and_says_so(which):
+    """The exporter writes a link as the IR's formula in plain operators: read back as that
+    link (matched node for node, constants included), raw scores exact, with a note."""
+    import onnx
+
     from rulegen.exporters import onnx as onnx_export
 
-    m = irfixtures.softmax_ensemble("float32")
-    data, _notes = onnx_export.export(m, approximate=True)
-    with pytest.warns(ImportNote, match="Softmax"):
-        back = onnx_import.loads(data, "soft.onnx")
-    assert back.link == "softmax" and back.dtype == "float32"
+    m = {"softmax_f32": irfixtures.softmax_ensemble("float32"),
+         "softmax_f64": irfixtures.softmax_ensemble("float64"),
+         "sigmoid": irfixtures.sigmoid_ensemble(), "exp": irfixtures.exp_regression()}[which]
+    data, _notes = onnx_export.export(m)
+    with pytest.warns(ImportNote, match=f"the {m.link} link with onnxruntime's Exp"):
+        back = onnx_import.loads(data, "link.onnx")
+    assert (back.link, back.dtype) == (m.link, m.dtype)
     X = irfixtures.probe_rows(m, n_random=50)
-    assert np.array_equal(evaluate.raw_scores(back, X).view(np.uint32),
-                          evaluate.raw_scores(m, X).view(np.uint32))
+    view = np.uint32 if m.dtype == "float32" else np.uint64
+    assert np.array_equal(evaluate.raw_scores(back, X).view(view), evaluate.raw_scores(m, X).view(view))
+    # a link graph that is not exactly the exporter's is refused: the last operator changed, or
+    # a constant
+    edits = []
+    proto = onnx.load_model_from_string(data)
+    last = next(n for n in proto.graph.node if list(n.output) == ["linked"])
+    last.op_type = "Log" if last.op_type == "Exp" else "Mul"
+    edits.append(proto)
+    proto = onnx.load_model_from_string(data)
+    for init in proto.graph.initializer:
+        if init.name.startswith("link_") and init.data_type != onnx.TensorProto.INT64:
+            values = onnx.numpy_helper.to_array(init).copy()
+            values.flat[0] = values.flat[0] + 1
+            init.CopyFrom(onnx.numpy_helper.from_array(values, init.name))
+            edits.append(proto)
+            break
+    assert len(edits) == (2 if m.link == "sigmoid" else 1)
+    for proto in edits:
+        with pytest.raises(UnsupportedFeatureError, match="not one of the IR's link formulas"):
+            onnx_import.loads(proto.SerializeToString(), "edited.onnx")
 
 
 def _mean_of_split_outputs():
@@ -465,7 +491,7 @@ def test_opset5_file_without_rulegen_metadata():
         m = irfixtures.all_models()[name]
         proto = onnx.load_model_from_string(onnx_export.export(m)[0])
         del proto.metadata_props[:]
-        keep = [n for n in proto.graph.node if n.op_type in ("Cast", "TreeEnsemble")]
+        keep = [n for n in proto.graph.node if n.op_type == "TreeEnsemble" or list(n.input) == ["X"]]
         del proto.graph.node[:]
         proto.graph.node.extend(keep)
         del proto.graph.output[:]
@@ -584,7 +610,7 @@ def _plain_v5(m, **attrs) -> bytes:
 
     proto = onnx.load_model_from_string(onnx_export.export(m, approximate=True)[0])
     del proto.metadata_props[:]
-    keep = [n for n in proto.graph.node if n.op_type in ("Cast", "TreeEnsemble")]
+    keep = [n for n in proto.graph.node if n.op_type == "TreeEnsemble" or list(n.input) == ["X"]]
     del proto.graph.node[:]
     proto.graph.node.extend(keep)
     elem = 1 if m.dtype == "float32" else 11

@@ -105,7 +105,7 @@ def build(model: Model, approximate: bool = False, notes: list | None = None):
     raw = "raw"
     out = raw
     if model.link != "identity":
-        out = _link(helper, model, raw, nodes, const)
+        out = _link(helper, model.link, f32, model.n_raw, raw, nodes, const)
     n_raw = model.n_raw
     outputs = [helper.make_tensor_value_info("raw", ttype, [None, n_raw])]
     if model.target.task == "classification":
@@ -147,19 +147,34 @@ def link_note(model: Model) -> str:
             "is rulegen's, stated in the file); raw scores exact")
 
 
-def _link(helper, model: Model, raw: str, nodes: list, const) -> str:
+def link_subgraph(link: str, dtype: str, k: int) -> tuple[list, list]:
+    """The nodes and constants the exporter writes for ``link`` from "raw" to "linked" (a model
+    of ``dtype`` with ``k`` raw outputs): what the importer matches a file's link against."""
+    from onnx import TensorProto, helper
+
+    nodes, inits = [], []
+    ttype = TensorProto.FLOAT if dtype == "float32" else TensorProto.DOUBLE
+
+    def const(name, values, dtype=ttype, dims=()):
+        inits.append(helper.make_tensor(name, dtype, list(dims), values))
+        return name
+
+    _link(helper, link, dtype == "float32", k, "raw", nodes, const)
+    return nodes, inits
+
+
+def _link(helper, link: str, f32: bool, k: int, raw: str, nodes: list, const) -> str:
     """Nodes computing docs/IR.md's link of ``raw`` exactly as written there, but for Exp."""
     from onnx import TensorProto
 
-    f32 = model.dtype == "float32"
 
     def node(op, inputs, out, **kw):
         nodes.append(helper.make_node(op, inputs, [out], **kw))
         return out
 
-    if model.link == "exp":
+    if link == "exp":
         return node("Exp", [raw], "linked")
-    if model.link == "sigmoid":
+    if link == "sigmoid":
         one = const("link_one", [1.0])
         v = node("Neg", [raw], "link_neg")
         if f32:  # XGBoost's std::min(-x, 88.7f): a NaN -x stays NaN, as with Where(Greater)
@@ -171,7 +186,6 @@ def _link(helper, model: Model, raw: str, nodes: list, const) -> str:
         return node("Div", [one, node("Add", [one, node("Exp", [v], "link_e")], "link_den")],
                     "linked")
     # softmax: m = max(raw) per row, e = exp(raw - m), s = e[0] + e[1] + ... left to right
-    k = model.n_raw
     m = node("ReduceMax", [raw, const("link_axes", [1], TensorProto.INT64, [1])], "link_max",
              keepdims=1)
     e = node("Exp", [node("Sub", [raw, m], "link_shift")], "link_e")

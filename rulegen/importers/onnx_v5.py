@@ -4,8 +4,9 @@ rulegen's exporter writes around one (``rulegen/exporters/onnx.py``), read back 
 ``TreeEnsemble``'s type T is its input's (float, or double): thresholds, leaf weights and sums are
 T, so a float ensemble is the IR's float32 tests and sums, a double one float64. The exporter's
 graph: an optional ``Cast`` to float, the ensemble, ``Div`` by the tree count ("mean") or the
-total vote weight, ``Identity`` to ``raw``, then (``--approximate`` only) ORT's ``Sigmoid`` /
-``Exp`` / ``Softmax``, then the probabilities and label; metadata ``rulegen.features`` keeps the
+total vote weight, ``Identity`` to ``raw``, then the link's formula in plain operators (matched
+against what the exporter writes, constants included; older files: ORT's ``Sigmoid`` / ``Exp`` /
+``Softmax``), then the probabilities and label; metadata ``rulegen.features`` keeps the
 feature names and categories. What the exporter split per output (a tree with vector leaves is
 written once per output) is merged back where the division needs the tree count.
 """
@@ -100,9 +101,9 @@ def build(proto, node, attrs: dict, at: str, input32: bool, features, check_grap
                 raise refuse(at, "a post_transform and a link operator")
             link = graph["link"]
             warnings.warn(ImportNote(
-                f"{at}: the file applies onnxruntime's {graph['op']} (written with --approximate); "
-                f"the IR's {link} link computes the outputs with the C library's exp, so they may "
-                "differ in the last bits (docs/INTERCHANGE.md); raw scores are exact"), stacklevel=3)
+                f"{at}: the file computes the {link} link with onnxruntime's {graph['op']}; the "
+                "IR's link uses the C library's exp, so outputs may differ from onnxruntime's in "
+                "the last bits (docs/INTERCHANGE.md); raw scores are exact"), stacklevel=3)
         if graph["classes"] is not None:
             target = Target("classification", "label", graph["classes"])
     else:
@@ -123,8 +124,13 @@ def _exporter_graph(proto, node, at: str) -> dict:
 
     inits = {i.name: numpy_helper.to_array(i) for i in proto.graph.initializer}
     out = {"divisor": None, "link": "identity", "op": "", "classes": None}
+    linking = [n for n in proto.graph.node
+               if n is not node and n.output and all(o == "linked" or o.startswith("link_") for o in n.output)]
+    if linking:
+        out["link"] = _exported_link(linking, inits, at)
+        out["op"] = "Exp"
     for n in proto.graph.node:
-        if n is node:
+        if n is node or any(n is m for m in linking):
             continue
         if n.op_type not in _EXPORT_OPS:
             raise refuse(at, f"graph node {n.name or n.op_type} ({n.op_type}: not one rulegen's "
@@ -137,6 +143,8 @@ def _exporter_graph(proto, node, at: str) -> dict:
         elif n.op_type == "Div":
             raise refuse(at, "a Div that is not the ensemble's mean")
         if n.op_type in _LINK_OPS:
+            if linking:
+                raise refuse(at, f"graph node {n.name or n.op_type} after the link")
             out["link"], out["op"] = _LINK_OPS[n.op_type], n.op_type
     names = {o.name for o in proto.graph.output}
     if "probabilities" in names:
@@ -147,6 +155,29 @@ def _exporter_graph(proto, node, at: str) -> dict:
                                (int(c) if isinstance(c, (int, np.integer)) else str(c))
                                for c in classes.ravel().tolist())
     return out
+
+
+def _exported_link(linking: list, inits: dict, at: str) -> str:
+    """The IR link whose formula the exporter writes exactly as these nodes (raw to "linked"),
+    constants included; anything else is refused."""
+    from onnx import helper, numpy_helper
+
+    from rulegen.exporters.onnx import link_subgraph
+
+    def key(nodes):
+        return [(n.op_type, list(n.input), list(n.output),
+                 sorted((a.name, helper.get_attribute_value(a)) for a in n.attribute)) for n in nodes]
+
+    splits = [n for n in linking if n.op_type == "Split"]
+    k = len(splits[0].output) if splits else 1
+    for link in ("sigmoid", "softmax", "exp"):
+        for dtype in ("float32", "float64"):
+            nodes, consts = link_subgraph(link, dtype, k)
+            if key(nodes) == key(linking) and all(
+                    c.name in inits and inits[c.name].dtype == numpy_helper.to_array(c).dtype
+                    and np.array_equal(inits[c.name], numpy_helper.to_array(c)) for c in consts):
+                return link
+    raise refuse(at, "link nodes that are not one of the IR's link formulas as rulegen writes them")
 
 
 def _constant(tree: Tree):
