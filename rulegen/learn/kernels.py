@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 
 import numpy as np
 
@@ -50,6 +51,8 @@ def _load() -> bool:
     try:
         import numba as nb
 
+        from rulegen.learn import kernels_newton  # noqa: F401 - registers its kernels
+
         # no fastmath: every operation rounds as numpy's does (no reassociation, no FMA);
         # error_model numpy: x / 0 is inf or nan, as in numpy, not ZeroDivisionError
         jit = nb.njit(cache=True, nogil=True, error_model="numpy")
@@ -57,7 +60,10 @@ def _load() -> bool:
     except Exception:  # noqa: BLE001 - any failure means "no accelerator"
         return False
     numba = nb
-    globals().update(compiled)  # kernels calling kernels find the dispatchers here
+    # kernels calling kernels find the dispatchers in their own module's names
+    for module in {fn.__module__ for fn in _KERNELS}:
+        names = sys.modules[module].__dict__
+        names.update({k: v for k, v in compiled.items() if k in names})
     return True
 
 

@@ -52,7 +52,7 @@ from rulegen.ir.nodes import (
     Split,
     Tree,
 )
-from rulegen.learn import kernels
+from rulegen.learn import kernels, kernels_newton
 from rulegen.learn.builder import (
     NodeWork,
     Partition,
@@ -88,7 +88,7 @@ def split_gain(GL, HL, GR, HR, reg_lambda, gamma=0.0):
     return 0.5 * bracket - gamma
 
 
-def quantile_bins(XT, order, rows, h, max_bin: int):
+def quantile_bins(XT, order, rows, h, max_bin: int, previous=None):
     """Histogram bins from hessian-weighted quantiles of the rows growing a tree.
 
     ``order`` (p, N) holds every row sorted by each feature (NaN last). For each feature the
@@ -96,11 +96,46 @@ def quantile_bins(XT, order, rows, h, max_bin: int):
     total (k = 1..max_bin-1; zero total hessian: plain row-count quantiles); the cuts are
     data values. Returns ``(bins, cuts, max_bin)``: ``bins`` (p, N) int32 with ``bin(x)`` =
     the number of cuts <= x (so ``bin(x) <= k`` iff ``x < cuts[k]``) and ``max_bin`` for NaN,
-    ``cuts`` one sorted float32 array per feature."""
+    ``cuts`` one sorted float32 array per feature. ``previous``, this function's result for
+    the last tree on the same ``XT``, is updated in place: a feature whose cuts did not
+    change keeps its bins (the same bins, without a pass over its rows)."""
     p, N = XT.shape
     inbag = np.zeros(N, dtype=bool)
     inbag[rows] = True
-    bins = np.full((p, N), max_bin, dtype=np.int32)
+    cuts = _quantile_cuts(XT, order, inbag, h, max_bin)
+    if previous is not None and previous[2] == max_bin:
+        bins, old = previous[0], previous[1]
+        redo = [f for f in range(p) if not np.array_equal(old[f], cuts[f])]
+    else:
+        # stored row by row: the compiled search reads a row's bins of every feature at once
+        bins, redo = np.full((N, p), max_bin, dtype=np.int32).T, list(range(p))
+    if redo and kernels.enabled():
+        starts = np.cumsum([0] + [len(cuts[f]) for f in redo])
+        flat = np.concatenate([cuts[f] for f in redo]) if redo else np.zeros(0, np.float32)
+        kernels_newton.assign_bins(XT, order, np.asarray(redo, dtype=np.intp),
+                                   flat.astype(XT.dtype), starts, max_bin, bins)
+        return bins, cuts, max_bin
+    for f in redo:
+        present = ~np.isnan(XT[f])
+        bins[f] = max_bin
+        bins[f, present] = np.searchsorted(cuts[f], XT[f, present], side="right")
+    return bins, cuts, max_bin
+
+
+def _quantile_cuts(XT, order, inbag, h, max_bin):
+    """:func:`quantile_bins`'s cuts, one sorted float32 array per feature."""
+    p, N = XT.shape
+    if kernels.enabled():
+        cand = np.empty((p, max_bin - 1), dtype=XT.dtype)
+        lowest, present = np.zeros(p, dtype=XT.dtype), np.zeros(p, dtype=np.intp)
+        # (a negative hessian makes the cumulative sums unsorted: numpy decides there)
+        if kernels_newton.quantile_candidates(XT, order, inbag, h, max_bin, cand, lowest,
+                                              present):
+            out = []
+            for f in range(p):
+                c = np.unique(cand[f]) if present[f] else np.zeros(0, dtype=np.float32)
+                out.append(c[c > lowest[f]])
+            return out
     cuts = []
     for f in range(p):  # features, not samples
         rs = order[f][inbag[order[f]]]
@@ -115,10 +150,8 @@ def quantile_bins(XT, order, rows, h, max_bin: int):
             levels = cum[-1] * np.arange(1, max_bin) / max_bin
             c = np.unique(vals[np.minimum(np.searchsorted(cum, levels), len(rs) - 1)])
             c = c[c > vals[0]]  # a cut at the minimum separates nothing
-        present = ~np.isnan(XT[f])
-        bins[f, present] = np.searchsorted(c, XT[f, present], side="right")
         cuts.append(c)
-    return bins, cuts, max_bin
+    return cuts
 
 
 class NewtonSplitFinder:
@@ -167,6 +200,9 @@ class NewtonSplitFinder:
         numeric, cats = feats[~self.is_cat[feats]], feats[self.is_cat[feats]]
         best = None
         step = max(1, _BLOCK // n)
+        if self.bins is not None and kernels.enabled() and len(numeric):
+            best = self._best_binned_compiled(node.rows, numeric, G, H, step)
+            numeric = numeric[:0]
         for start in range(0, len(numeric), step):
             block = numeric[start:start + step]
             if self.bins is None:
@@ -300,6 +336,19 @@ class NewtonSplitFinder:
         i, k, missing_left = best[1]
         f = int(F[i])
         return best[0], f, ("<", float(self.cuts[f][k])), missing_left
+
+    def _best_binned_compiled(self, rows, F, G, H, step):
+        """:meth:`_best_binned` over blocks of ``step`` features, compiled
+        (:mod:`rulegen.learn.kernels_newton`): the same split, bit for bit."""
+        val, i, k, how = kernels_newton.newton_binned(self.bins.T, F, rows, self.g, self.h,
+                                                      float(G), float(H), self.lam, self.mcw,
+                                                      self.slots, step)
+        if i < 0:
+            return None
+        f = int(F[i])
+        if how == 2:
+            return float(val), f, ("<=", math.inf), False
+        return float(val), f, ("<", float(self.cuts[f][k])), bool(how)
 
     def _best_categorical(self, rows, f, G, H):
         x = self.XT[f, rows]

@@ -115,6 +115,18 @@ class _NewtonBoosting(BoostingEstimator):
         all_feats = np.arange(XT.shape[0])
         limits = GrowthLimits(max_depth=self.max_depth)
         lam, eta = float(self.reg_lambda), float(self.learning_rate)
+        last = {}  # approx: the last tree's bins, and the rows and hessians they came from
+
+        def approx_bins(rows, hw):
+            # the same rows and hessians (squared error, no subsampling) give the same
+            # cuts: reuse them; otherwise only features whose cuts changed are re-binned
+            h_rows = hw[rows].view(np.int64)
+            if ("bins" in last and np.array_equal(last["rows"], rows)
+                    and np.array_equal(last["h"], h_rows)):
+                return last["bins"]
+            bins = quantile_bins(XT, order, rows, hw, int(self.max_bin), last.get("bins"))
+            last.update(bins=bins, rows=rows, h=h_rows)
+            return bins
 
         def fit_tree(stage):
             tree_feats = _draw(rng, all_feats, settings["colsample_bytree"])
@@ -129,7 +141,7 @@ class _NewtonBoosting(BoostingEstimator):
             rows = stage.rows[w[stage.rows] > 0]
             search = {"order": order}
             if self.tree_method == "approx":  # candidates re-drawn every tree, as XGBoost
-                search = {"bins": quantile_bins(XT, order, rows, hw, int(self.max_bin))}
+                search = {"bins": approx_bins(rows, hw)}
             finder = NewtonSplitFinder(XT, gw, hw, reg_lambda=lam,
                                        min_child_weight=float(self.min_child_weight),
                                        features_at=features_at, categorical=data.categorical,
