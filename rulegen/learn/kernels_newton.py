@@ -90,7 +90,8 @@ def newton_binned(BT, F, rows, g, h, G, H, lam, mcw, slots, step):
     over the rows; then the features in blocks of ``step`` as numpy takes them (a later
     block wins only when strictly better), each block as ``_best_binned``: "bins <= k
     left" with missing right, then with missing left, then missing alone. Returns (gain,
-    index into F or -1, k, how): how 0 missing right, 1 missing left, 2 missing alone."""
+    index into F or -1, k, how, missing rows of that feature): how 0 missing right, 1
+    missing left, 2 missing alone."""
     q = F.size
     hist = np.zeros((q, slots, 3))
     for t in range(rows.size):
@@ -149,4 +150,5 @@ def newton_binned(BT, F, rows, g, h, G, H, lam, mcw, slots, step):
             blk_v, blk_i, blk_k, blk_how = av, ai, 0, 2
         if blk_i >= 0 and (best_i < 0 or blk_v > best_v):
             best_v, best_i, best_k, best_how = blk_v, blk_i, blk_k, blk_how
-    return best_v, best_i, best_k, best_how
+    nm = hist[best_i, m, 2] if best_i >= 0 else 0.0
+    return best_v, best_i, best_k, best_how, nm

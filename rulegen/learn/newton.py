@@ -175,6 +175,8 @@ class NewtonSplitFinder:
         self.is_cat = np.zeros(XT.shape[0], dtype=bool)
         self.is_cat[list(self.categorical)] = True
         self._mask = np.zeros(XT.shape[1], dtype=bool)
+        self.node_rows = []
+        self._no_sums = np.zeros((3, self.slots))  # kernels.divide's sums, unused here
 
     def root(self, rows) -> NodeWork:
         rows = np.asarray(rows, dtype=np.intp)
@@ -182,12 +184,16 @@ class NewtonSplitFinder:
         return self._node(rows, S)
 
     def _node(self, rows, S) -> NodeWork:
-        G, H = float(self.g[rows].sum()), float(self.h[rows].sum())
-        return NodeWork(rows, self.h[rows], state=(S, G, H))
+        hr = self.h[rows]
+        G, H = float(self.g[rows].sum()), float(hr.sum())
+        return NodeWork(rows, hr, state=(S, G, H))
 
     def summarize(self, node: NodeWork):
+        # the builder summarizes every node once, in id order: node_rows[i] are node i's rows
+        self.node_rows.append(node.rows)
         _, G, H = node.state  # provisional: finish_tree sets the final values
-        return (float(leaf_weight(G, H, self.lam)),), float(len(node.rows)), None
+        D = H + self.lam  # leaf_weight's arithmetic on one node
+        return (-G / D if D > 0 else 0.0,), float(len(node.rows)), None
 
     # -- search -------------------------------------------------------------------
 
@@ -340,15 +346,16 @@ class NewtonSplitFinder:
     def _best_binned_compiled(self, rows, F, G, H, step):
         """:meth:`_best_binned` over blocks of ``step`` features, compiled
         (:mod:`rulegen.learn.kernels_newton`): the same split, bit for bit."""
-        val, i, k, how = kernels_newton.newton_binned(self.bins.T, F, rows, self.g, self.h,
+        val, i, k, how, nm = kernels_newton.newton_binned(self.bins.T, F, rows, self.g, self.h,
                                                       float(G), float(H), self.lam, self.mcw,
                                                       self.slots, step)
         if i < 0:
             return None
         f = int(F[i])
+        # with how the rows divide: the last bin on the left, whether any row is missing
         if how == 2:
-            return float(val), f, ("<=", math.inf), False
-        return float(val), f, ("<", float(self.cuts[f][k])), bool(how)
+            return float(val), f, ("<=", math.inf), False, (self.slots - 2, nm > 0)
+        return float(val), f, ("<", float(self.cuts[f][k])), bool(how), (k, nm > 0)
 
     def _best_categorical(self, rows, f, G, H):
         x = self.XT[f, rows]
@@ -387,33 +394,44 @@ class NewtonSplitFinder:
 
     # -- applying ---------------------------------------------------------------------
 
-    def _partition(self, node, best) -> Partition:
-        bracket, f, how, missing_left = best
-        rows = node.rows
+    def _divide(self, rows, best):
+        """(left rows, right rows, whether a row misses the feature), rows kept in order."""
+        _, f, how, missing_left, *binned = best
+        if binned:  # from the compiled search: bin <= k iff x < cuts[k], NaN in the last slot
+            last_left, has_nan = binned[0]
+            table = np.arange(self.slots) <= last_left
+            table[-1] = missing_left
+            both, n_left, _, _ = kernels.divide(self.bins, f, rows, table, self._no_sums, 0)
+            return both[:n_left], both[n_left:], has_nan
         x = self.XT[f, rows]
         nan = np.isnan(x)
-        unseen = None
         if how[0] == "categorical":
-            _, codes_left, present = how
             in_set = np.zeros(self.categorical[f], dtype=bool)
-            in_set[codes_left] = True
+            in_set[how[1]] = True
             left = np.where(nan, missing_left, in_set[np.where(nan, 0, x).astype(np.intp)])
         else:
             op, t = how
             xv = x.astype(np.float64)
             left = np.where(nan, missing_left, xv <= t if op == "<=" else xv < t)
-        rows_l, rows_r = rows[left], rows[~left]
-        HL, HR = float(self.h[rows_l].sum()), float(self.h[rows_r].sum())
-        bigger_left = HL >= HR
-        if not nan.any():
-            missing_left = True  # XGBoost's default on a column with no missing values
+        return rows[left], rows[~left], bool(nan.any())
+
+    def _partition(self, node, best) -> Partition:
+        bracket, f, how, missing_left, *_ = best
+        unseen = None
+        rows_l, rows_r, has_nan = self._divide(node.rows, best)
         S = node.state[0]
         if S is None:
             children = [self._node(rows_l, None), self._node(rows_r, None)]
         else:
             S_l, S_r = split_presorted(S, self._mask, rows_l, len(rows_r), kernels.enabled())
             children = [self._node(rows_l, S_l), self._node(rows_r, S_r)]
+        bigger_left = children[0].state[2] >= children[1].state[2]  # the hessian sums
+        if not has_nan:
+            missing_left = True  # XGBoost's default on a column with no missing values
         if how[0] == "categorical":
+            _, codes_left, present = how
+            in_set = np.zeros(self.categorical[f], dtype=bool)
+            in_set[codes_left] = True
             absent = np.ones(self.categorical[f], dtype=bool)
             absent[present] = False
             if bigger_left:

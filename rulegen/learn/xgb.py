@@ -27,6 +27,7 @@ import math
 
 import numpy as np
 
+from rulegen.ir.nodes import Leaf
 from rulegen.learn.base import (
     ClassifierMixin,
     RegressorMixin,
@@ -50,6 +51,19 @@ _PARAMS = ("n_estimators", "learning_rate", "max_depth", "reg_lambda", "gamma",
            "min_child_weight", "subsample", "colsample_bytree", "colsample_bylevel",
            "tree_method", "max_bin", "base_score", "validation_fraction",
            "early_stopping_rounds", "random_state")
+
+
+def _leaves(tree, finder, X32, features):
+    """The leaf every row reaches: the rows that grew the tree where the finder divided them
+    (by the IR's own tests: ``NewtonSplitFinder._partition``), the others by the evaluator."""
+    leaf = np.full(len(X32), -1, dtype=np.intp)
+    for i, nd in enumerate(tree.nodes):
+        if isinstance(nd, Leaf):
+            leaf[finder.node_rows[i]] = i
+    rest = np.flatnonzero(leaf < 0)
+    if len(rest):
+        leaf[rest] = leaf_index(tree, X32[rest], features)
+    return leaf
 
 
 def _draw(rng, feats, fraction):
@@ -147,7 +161,10 @@ class _NewtonBoosting(BoostingEstimator):
                                        features_at=features_at, categorical=data.categorical,
                                        **search)
             tree = TreeBuilder(finder, finder.summarize, limits).build(finder.root(rows))
-            leaf = leaf_index(tree, data.X32, data.features)
+            if self.tree_method == "approx":
+                leaf = _leaves(tree, finder, data.X32, data.features)
+            else:
+                leaf = leaf_index(tree, data.X32, data.features)
             tree, leaf, values = finish_tree(tree, leaf, rows, gw, hw, w, reg_lambda=lam,
                                              gamma=float(self.gamma), scale=eta)
             return tree, values[leaf]
