@@ -4,7 +4,8 @@
 (:func:`search`: both numeric scans, the categorical scans, the choice between features) and
 dividing a node's rows (:func:`divide`). Exact Newton boosting (xgboost_style): a node's
 numeric scans (:func:`newton_numeric`) and the division of its sorted orders between a
-split's children (:func:`split_sorted`).
+split's children (:func:`split_sorted`); its histogram mode's kernels are in
+:mod:`rulegen.learn.kernels_newton`, compiled with these.
 
 On small data a node costs more in numpy calls than in arithmetic, and numpy's scan makes
 ~25 passes over every (node, feature, bin) cell; a compiled loop makes one. The kernels are
