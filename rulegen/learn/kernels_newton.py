@@ -17,28 +17,33 @@ from rulegen.learn.kernels import _beats, _jit, _term
 
 
 @_jit
-def quantile_candidates(XT, order, inbag, h, max_bin, cand, lowest, present):
+def quantile_candidates(XS, order, inbag, all_in, h, max_bin, cand, lowest, present):
     """Per feature f, ``quantile_bins``'s picked values before ``np.unique``:
     ``cand[f, k-1]`` is the in-bag present value where the cumulative hessian (in sorted
     order) first reaches ``k/max_bin`` of the total (row counts when the total is not
     > 0), ``lowest[f]`` the smallest value, ``present[f]`` how many there are (0: no cut).
-    Returns False when some cumulative hessian decreases (a negative hessian): there
-    numpy's binary search decides, and the caller uses it."""
-    p, N = XT.shape
+    ``XS[f]`` are feature f's values in the sorted order ``order[f]`` (NaN last); with
+    ``all_in`` every row is in the bag. Returns False when some cumulative hessian
+    decreases (a negative hessian): there numpy's binary search decides, and the caller
+    uses it."""
+    p, N = XS.shape
     cum = np.empty(N)
-    vals = np.empty(N, dtype=XT.dtype)
+    vals = np.empty(N, dtype=XS.dtype)
     for f in range(p):
         n = 0
+        c = 0.0
         for j in range(N):
             r = order[f, j]
-            if not inbag[r]:
+            if not all_in and not inbag[r]:
                 continue
-            x = XT[f, r]
+            x = XS[f, j]
             if math.isnan(x):  # NaN sorts last: the rest are missing too
                 break
-            cum[n] = cum[n - 1] + h[r] if n else h[r]
-            if n and cum[n] < cum[n - 1]:
+            nxt = c + h[r] if n else h[r]  # np.cumsum: the first sum is the first value
+            if n and nxt < c:
                 return False
+            c = nxt
+            cum[n] = c
             vals[n] = x
             n += 1
         present[f] = n
@@ -58,17 +63,17 @@ def quantile_candidates(XT, order, inbag, h, max_bin, cand, lowest, present):
 
 
 @_jit
-def assign_bins(XT, order, feats, cuts, starts, max_bin, bins):
-    """``bins[f, r]`` = the number of cuts <= ``XT[f, r]`` (``max_bin`` for NaN) for the
-    features ``feats``, feature ``feats[a]``'s sorted cuts being ``cuts[starts[a]:
-    starts[a+1]]``: one walk of the rows in sorted order (NaN last)."""
+def assign_bins(XS, order, feats, cuts, starts, max_bin, bins):
+    """``bins[f, r]`` = the number of cuts <= x (``max_bin`` for NaN) for the features
+    ``feats``, feature ``feats[a]``'s sorted cuts being ``cuts[starts[a]:starts[a+1]]``: one
+    walk of the values in sorted order (``XS``, as above)."""
     for a in range(feats.size):
         f = feats[a]
         lo, hi = starts[a], starts[a + 1]
         j = lo
         for t in range(order.shape[1]):
             r = order[f, t]
-            x = XT[f, r]
+            x = XS[f, t]
             if math.isnan(x):
                 bins[f, r] = max_bin
                 continue

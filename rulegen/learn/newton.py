@@ -88,7 +88,7 @@ def split_gain(GL, HL, GR, HR, reg_lambda, gamma=0.0):
     return 0.5 * bracket - gamma
 
 
-def quantile_bins(XT, order, rows, h, max_bin: int, previous=None):
+def quantile_bins(XT, order, rows, h, max_bin: int, previous=None, XS=None):
     """Histogram bins from hessian-weighted quantiles of the rows growing a tree.
 
     ``order`` (p, N) holds every row sorted by each feature (NaN last). For each feature the
@@ -99,11 +99,14 @@ def quantile_bins(XT, order, rows, h, max_bin: int, previous=None):
     the number of cuts <= x (so ``bin(x) <= k`` iff ``x < cuts[k]``) and ``max_bin`` for NaN,
     ``cuts`` one sorted float32 array per feature. ``previous``, this function's result for
     the last tree on the same ``XT``, is updated in place: a feature whose cuts did not
-    change keeps its bins (the same bins, without a pass over its rows)."""
+    change keeps its bins (the same bins, without a pass over its rows). ``XS`` (p, N):
+    ``XT``'s values in ``order`` (:func:`sorted_values`), for the compiled passes."""
     p, N = XT.shape
     inbag = np.zeros(N, dtype=bool)
     inbag[rows] = True
-    cuts = _quantile_cuts(XT, order, inbag, h, max_bin)
+    if kernels.enabled() and XS is None:
+        XS = sorted_values(XT, order)
+    cuts = _quantile_cuts(XT, XS, order, inbag, len(rows) == N, h, max_bin)
     if previous is not None and previous[2] == max_bin:
         bins, old = previous[0], previous[1]
         redo = [f for f in range(p) if not np.array_equal(old[f], cuts[f])]
@@ -115,7 +118,7 @@ def quantile_bins(XT, order, rows, h, max_bin: int, previous=None):
     if redo and kernels.enabled():
         starts = np.cumsum([0] + [len(cuts[f]) for f in redo])
         flat = np.concatenate([cuts[f] for f in redo]) if redo else np.zeros(0, np.float32)
-        kernels_newton.assign_bins(XT, order, np.asarray(redo, dtype=np.intp),
+        kernels_newton.assign_bins(XS, order, np.asarray(redo, dtype=np.intp),
                                    flat.astype(XT.dtype), starts, max_bin, bins)
         return bins, cuts, max_bin
     for f in redo:
@@ -125,15 +128,20 @@ def quantile_bins(XT, order, rows, h, max_bin: int, previous=None):
     return bins, cuts, max_bin
 
 
-def _quantile_cuts(XT, order, inbag, h, max_bin):
+def sorted_values(XT, order):
+    """Every feature's values in its sorted order: (p, N), once per fit."""
+    return np.take_along_axis(XT, order, axis=1)
+
+
+def _quantile_cuts(XT, XS, order, inbag, all_in, h, max_bin):
     """:func:`quantile_bins`'s cuts, one sorted float32 array per feature."""
     p, N = XT.shape
     if kernels.enabled():
         cand = np.empty((p, max_bin - 1), dtype=XT.dtype)
         lowest, present = np.zeros(p, dtype=XT.dtype), np.zeros(p, dtype=np.intp)
         # (a negative hessian makes the cumulative sums unsorted: numpy decides there)
-        if kernels_newton.quantile_candidates(XT, order, inbag, h, max_bin, cand, lowest,
-                                              present):
+        if kernels_newton.quantile_candidates(XS, order, inbag, all_in, h, max_bin, cand,
+                                              lowest, present):
             out = []
             for f in range(p):
                 c = np.unique(cand[f]) if present[f] else np.zeros(0, dtype=np.float32)

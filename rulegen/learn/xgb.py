@@ -36,6 +36,7 @@ from rulegen.learn.base import (
     check_seed,
     is_real,
 )
+from rulegen.learn import kernels
 from rulegen.learn.boosting import (
     BoostingEstimator,
     check_count,
@@ -44,7 +45,7 @@ from rulegen.learn.boosting import (
 )
 from rulegen.learn.builder import GrowthLimits, TreeBuilder, presort
 from rulegen.learn.losses import make_loss
-from rulegen.learn.newton import NewtonSplitFinder, finish_tree, quantile_bins
+from rulegen.learn.newton import NewtonSplitFinder, finish_tree, quantile_bins, sorted_values
 from rulegen.learn.sklearn_api import deprecated_names
 
 _PARAMS = ("n_estimators", "learning_rate", "max_depth", "reg_lambda", "gamma",
@@ -130,6 +131,9 @@ class _NewtonBoosting(BoostingEstimator):
         limits = GrowthLimits(max_depth=self.max_depth)
         lam, eta = float(self.reg_lambda), float(self.learning_rate)
         last = {}  # approx: the last tree's bins, and the rows and hessians they came from
+        # the compiled quantile passes read each feature's values in sorted order
+        XS = (sorted_values(XT, order) if self.tree_method == "approx" and kernels.enabled()
+              else None)
 
         def approx_bins(rows, hw):
             # the same rows and hessians (squared error, no subsampling) give the same
@@ -138,7 +142,7 @@ class _NewtonBoosting(BoostingEstimator):
             if ("bins" in last and np.array_equal(last["rows"], rows)
                     and np.array_equal(last["h"], h_rows)):
                 return last["bins"]
-            bins = quantile_bins(XT, order, rows, hw, int(self.max_bin), last.get("bins"))
+            bins = quantile_bins(XT, order, rows, hw, int(self.max_bin), last.get("bins"), XS)
             last.update(bins=bins, rows=rows, h=h_rows)
             return bins
 
