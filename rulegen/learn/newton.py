@@ -135,7 +135,7 @@ def sorted_values(XT, order):
 
 def _quantile_cuts(XT, XS, order, inbag, all_in, h, max_bin):
     """:func:`quantile_bins`'s cuts, one sorted float32 array per feature."""
-    p, N = XT.shape
+    p = XT.shape[0]
     if kernels.enabled():
         cand = np.empty((p, max_bin - 1), dtype=XT.dtype)
         lowest, present = np.zeros(p, dtype=XT.dtype), np.zeros(p, dtype=np.intp)

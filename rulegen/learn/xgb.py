@@ -28,6 +28,7 @@ import math
 import numpy as np
 
 from rulegen.ir.nodes import Leaf
+from rulegen.learn import kernels
 from rulegen.learn.base import (
     ClassifierMixin,
     RegressorMixin,
@@ -36,7 +37,6 @@ from rulegen.learn.base import (
     check_seed,
     is_real,
 )
-from rulegen.learn import kernels
 from rulegen.learn.boosting import (
     BoostingEstimator,
     check_count,
@@ -45,7 +45,12 @@ from rulegen.learn.boosting import (
 )
 from rulegen.learn.builder import GrowthLimits, TreeBuilder, presort
 from rulegen.learn.losses import make_loss
-from rulegen.learn.newton import NewtonSplitFinder, finish_tree, quantile_bins, sorted_values
+from rulegen.learn.newton import (
+    NewtonSplitFinder,
+    finish_tree,
+    quantile_bins,
+    sorted_values,
+)
 from rulegen.learn.sklearn_api import deprecated_names
 
 _PARAMS = ("n_estimators", "learning_rate", "max_depth", "reg_lambda", "gamma",
