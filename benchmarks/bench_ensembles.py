@@ -187,6 +187,8 @@ def _peak_kb():
 
 
 def worker(spec):
+    # this checkout's rulegen, not whichever one is installed
+    sys.path.insert(0, str(ROOT))
     # the parent parsed the CSV once and saved the arrays: parsing here would set a peak
     # (Python objects per cell) that the fit might never exceed
     with np.load(spec["arrays"]) as z:
