@@ -63,6 +63,7 @@ PAIRS = {
 # xgboost_style's histogram mode against XGBoost's two histogram methods (issue 20); not in
 # the default run. The parameters each side gets on top of the pair's common ones:
 EXTRA_PAIRS = {"xgbhist": ("xgboost_style", "xgboost"), "xgbapprox": ("xgboost_style", "xgboost")}
+HIST_TITLE = "xgboost_style's histogram mode beside XGBoost hist (issue 20)"
 PAIR_KW = {"xgbhist": ({"tree_method": "approx"}, {"tree_method": "hist"}),
            "xgbapprox": ({"tree_method": "approx"}, {"tree_method": "approx"})}
 N_TREES = 100
@@ -196,13 +197,15 @@ def worker(spec):
     cats, task = [int(c) for c in cats], ALL_DATASETS[spec["dataset"]][1]
     runs = [fit_one(spec, task, cats, X, y, seed) for seed in range(spec["splits"])]
     return {"secs": float(np.mean([r[0] for r in runs])),
+            "cpu_secs": float(np.mean([r[4] for r in runs])),
             "mem_mb": max(r[1] for r in runs), "score": float(np.mean([r[2] for r in runs])),
             "scores": [r[2] for r in runs], "rows": int((~split(len(y), 0)).sum()),
             "task": task, "warm_secs": runs[0][3]}
 
 
 def fit_one(spec, task, cats, X, y, seed):
-    """(fit seconds, peak MB above the start, test score, warm-up seconds) on split ``seed``."""
+    """(fit seconds, peak MB above the start, test score, warm-up seconds, fit CPU seconds)
+    on split ``seed``."""
     test = split(len(y), seed)
     Xtr, ytr, Xte, yte = X[~test], y[~test], X[test], y[test]
     est, fit_kw = make(spec["lib"], task, cats, spec)  # imports the library first
@@ -218,16 +221,16 @@ def fit_one(spec, task, cats, X, y, seed):
         type(est)(**{**est.get_params(), "n_estimators": 2}).fit(Xtr[:500], ytr[:500], **fit_kw)
         warm = time.perf_counter() - t0
     base = _reset_peak()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     est.fit(Xtr, ytr, **fit_kw)
-    secs = time.perf_counter() - t0
+    secs, cpu = time.perf_counter() - t0, time.process_time() - c0
     peak = _peak_kb()
     pred = est.predict(Xte)
     if task == "classification":
         score = float(np.mean(np.asarray(pred).astype(float) == yte))
     else:
         score = float(np.sqrt(np.mean((np.asarray(pred, dtype=float) - yte) ** 2)))
-    return secs, (peak - base) / 1024.0, score, warm
+    return secs, (peak - base) / 1024.0, score, warm, cpu
 
 
 def run(spec, timeout):
@@ -242,9 +245,13 @@ def run(spec, timeout):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def table(rows) -> str:
+def table(rows, cpu=False) -> str:
+    """The markdown table; with ``cpu`` also each side's CPU seconds in the fit and their
+    ratio (steadier than wall time on a shared machine: one thread each)."""
+    more = " rulegen CPU | peer CPU | CPU ratio |" if cpu else ""
     lines = [("| data (train rows) | pair | rulegen fit | peer fit | time ratio | rulegen memory "
-             "| peer memory | rulegen score | peer score |"), "|" + "---|" * 9]
+             "| peer memory | rulegen score | peer score |" + more),
+             "|" + "---|" * (12 if cpu else 9)]
     for (ds, pair), (a, b) in rows.items():
         if "error" in a or "error" in b:
             lines.append(f"| {ds} | {pair} | {a.get('error', '')} | {b.get('error', '')} |"
@@ -255,7 +262,9 @@ def table(rows) -> str:
         lines.append(
             f"| {ds} ({a['rows']}{f', {n} splits' if n > 1 else ''}) | {pair} | {a['secs']:.2f} s | {b['secs']:.2f} s | "
             f"{a['secs'] / b['secs']:.1f}x | {a['mem_mb']:.0f} MB | {b['mem_mb']:.0f} MB | "
-            f"{metric} {a['score']:.4g} | {b['score']:.4g} |")
+            f"{metric} {a['score']:.4g} | {b['score']:.4g} |"
+            + (f" {a['cpu_secs']:.2f} s | {b['cpu_secs']:.2f} s | "
+               f"{a['cpu_secs'] / b['cpu_secs']:.1f}x |" if cpu else ""))
     return "\n".join(lines)
 
 
@@ -278,12 +287,14 @@ def main() -> int:
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--pairs", default=",".join(PAIRS))
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per fit")
+    ap.add_argument("--cpu", action="store_true", help="also CPU seconds per fit")
     ap.add_argument("--write", action="store_true", help="update docs/BENCHMARKS.md")
     args = ap.parse_args()
     if args.worker:
         print(json.dumps(worker(json.loads(args.worker))))
         return 0
     rows = {}
+    load_start = os.getloadavg()[0]  # the machine may be shared: say how busy it was
     tmp = tempfile.mkdtemp(prefix="rulegen-bench-")
     for ds in args.datasets.split(","):
         task = ALL_DATASETS[ds][1]
@@ -300,7 +311,8 @@ def main() -> int:
             a = run({**spec, "lib": ours, "extra": kw_ours}, args.timeout)
             b = run({**spec, "lib": peer, "extra": kw_peer}, args.timeout)
             rows[(ds, pair)] = (a, b)
-            print(table({(ds, pair): (a, b)}).splitlines()[-1], file=sys.stderr, flush=True)
+            print(table({(ds, pair): (a, b)}, args.cpu).splitlines()[-1], file=sys.stderr,
+                  flush=True)
     shutil.rmtree(tmp, ignore_errors=True)
     import sklearn
     header = (f"Machine: {platform.machine()}, {os.cpu_count()} cores, one thread per fit, Python "
@@ -311,15 +323,18 @@ def main() -> int:
               "lgbm/hgb: 31 leaves, rate 0.1, 20 rows per leaf, 255 bins; xgbhist/xgbapprox: "
               "as xgb but rulegen tree_method approx, XGBoost hist/approx, 256 bins. Memory: peak RSS "
               "during the fit above the RSS before it. Command: "
-              "`python benchmarks/bench_ensembles.py`.")
-    header += " " + _kernels_line(rows)
-    md = header + "\n\n" + table(rows) + "\n"
+              f"`{' '.join(['python benchmarks/bench_ensembles.py', *sys.argv[1:]])}`.")
+    header += (f" Load average (1 min) at start / end: {load_start:.2f} / "
+               f"{os.getloadavg()[0]:.2f}. " + _kernels_line(rows))
+    md = header + "\n\n" + table(rows, args.cpu) + "\n"
     print(md)
     if args.write:
         sys.path.insert(0, str(ROOT / "benchmarks"))
         from docsection import write_section
 
-        write_section("Ensembles: fit time, memory and accuracy beside the libraries", md)
+        extra = all(p in EXTRA_PAIRS for p in args.pairs.split(","))
+        write_section(HIST_TITLE if extra else
+                      "Ensembles: fit time, memory and accuracy beside the libraries", md)
     return 0
 
 
