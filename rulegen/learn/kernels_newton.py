@@ -88,11 +88,12 @@ def _newton_score(G, H, lam):
 
 
 @_jit
-def newton_binned(BT, F, rows, g, h, G, H, lam, mcw, slots, step):
+def newton_binned(BT, F, rows, g, h, unit_h, G, H, lam, mcw, slots, step):
     """``NewtonSplitFinder.find_split``'s numeric search of a node in histogram mode. ``BT``
     (N, p) holds the bins row by row (``quantile_bins``'s array transposed). First g, h and
     row counts per bin of every feature of ``F`` (slot ``slots-1``: missing rows), one pass
-    over the rows; then the features in blocks of ``step`` as numpy takes them (a later
+    over the rows (with ``unit_h``, every h being 1.0, the hessian sums are the counts:
+    adding ones from 0.0 is exact); then the features in blocks of ``step`` as numpy takes them (a later
     block wins only when strictly better), each block as ``_best_binned``: "bins <= k
     left" with missing right, then with missing left, then missing alone. Returns (gain,
     index into F or -1, k, how, missing rows of that feature): how 0 missing right, 1
@@ -105,8 +106,11 @@ def newton_binned(BT, F, rows, g, h, G, H, lam, mcw, slots, step):
         for i in range(q):
             j = BT[r, F[i]]
             hist[i, j, 0] += gr
-            hist[i, j, 1] += hr
+            if not unit_h:
+                hist[i, j, 1] += hr
             hist[i, j, 2] += 1.0
+    if unit_h:
+        hist[:, :, 1] = hist[:, :, 2]
     m = slots - 1
     nn = np.zeros(q)
     for i in range(q):

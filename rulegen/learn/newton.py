@@ -187,6 +187,7 @@ class NewtonSplitFinder:
         self.is_cat[list(self.categorical)] = True
         self._mask = np.zeros(XT.shape[1], dtype=bool)
         self.node_rows = []
+        self.unit_h = None  # whether every h is 1.0 (asked once, by the compiled search)
         self._no_sums = np.zeros((3, self.slots))  # kernels.divide's sums, unused here
 
     def root(self, rows) -> NodeWork:
@@ -357,9 +358,11 @@ class NewtonSplitFinder:
     def _best_binned_compiled(self, rows, F, G, H, step):
         """:meth:`_best_binned` over blocks of ``step`` features, compiled
         (:mod:`rulegen.learn.kernels_newton`): the same split, bit for bit."""
-        val, i, k, how, nm = kernels_newton.newton_binned(self.bins.T, F, rows, self.g, self.h,
-                                                      float(G), float(H), self.lam, self.mcw,
-                                                      self.slots, step)
+        if self.unit_h is None:  # squared error, unit weights: the hessian sums are counts
+            self.unit_h = bool(np.all(self.h == 1.0))
+        val, i, k, how, nm = kernels_newton.newton_binned(
+            self.bins.T, F, rows, self.g, self.h, self.unit_h, float(G), float(H), self.lam,
+            self.mcw, self.slots, step)
         if i < 0:
             return None
         f = int(F[i])
