@@ -185,6 +185,8 @@ def test_leaves_from_the_builder_are_the_evaluators(jit, monkeypatch, numpy_only
     def checked(tree, finder, X32, features):
         got = leaves(tree, finder, X32, features)
         assert np.array_equal(got, leaf_index(tree, X32, features))
+        # the finder keeps the rows of its leaves only: at most every row once
+        assert sum(len(r) for r in finder.node_rows if r is not None) <= len(X32)
         seen.append(len(tree.nodes))
         return got
 

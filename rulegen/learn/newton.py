@@ -187,6 +187,7 @@ class NewtonSplitFinder:
         self.is_cat[list(self.categorical)] = True
         self._mask = np.zeros(XT.shape[1], dtype=bool)
         self.node_rows = []
+        self._divided = False  # whether the node being searched was divided
         self.unit_h = None  # whether every h is 1.0 (asked once, by the compiled search)
         self._no_sums = np.zeros((3, self.slots))  # kernels.divide's sums, unused here
 
@@ -201,8 +202,11 @@ class NewtonSplitFinder:
         return NodeWork(rows, hr, state=(S, G, H))
 
     def summarize(self, node: NodeWork):
-        # the builder summarizes every node once, in id order: node_rows[i] are node i's rows
-        self.node_rows.append(node.rows)
+        # the builder summarizes every node once, in id order, after searching it: in
+        # histogram mode node_rows[i] are node i's rows if it was not divided (a leaf)
+        if self.bins is not None:
+            self.node_rows.append(None if self._divided else node.rows)
+        self._divided = False
         _, G, H = node.state  # provisional: finish_tree sets the final values
         D = H + self.lam  # leaf_weight's arithmetic on one node
         return (-G / D if D > 0 else 0.0,), float(len(node.rows)), None
@@ -433,6 +437,7 @@ class NewtonSplitFinder:
         bracket, f, how, missing_left, *_ = best
         unseen = None
         rows_l, rows_r, has_nan = self._divide(node.rows, best)
+        self._divided = True
         S = node.state[0]
         if S is None:
             children = [self._node(rows_l, None), self._node(rows_r, None)]

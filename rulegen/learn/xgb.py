@@ -64,7 +64,7 @@ def _leaves(tree, finder, X32, features):
     (by the IR's own tests: ``NewtonSplitFinder._partition``), the others by the evaluator."""
     leaf = np.full(len(X32), -1, dtype=np.intp)
     for i, nd in enumerate(tree.nodes):
-        if isinstance(nd, Leaf):
+        if isinstance(nd, Leaf) and finder.node_rows[i] is not None:
             leaf[finder.node_rows[i]] = i
     rest = np.flatnonzero(leaf < 0)
     if len(rest):
