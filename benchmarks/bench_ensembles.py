@@ -5,6 +5,12 @@ on the same splits of the same data: fit time, peak memory, test accuracy or RMS
     python benchmarks/bench_ensembles.py                       # every dataset and pair
     python benchmarks/bench_ensembles.py --datasets credit-g --pairs forest,gb
     python benchmarks/bench_ensembles.py --write               # also update docs/BENCHMARKS.md
+    python benchmarks/bench_ensembles.py --datasets syn-reg,syn-bin --pairs xgbhist,xgbapprox
+
+The pairs xgbhist and xgbapprox are xgboost_style's histogram mode (tree_method="approx")
+against XGBoost's tree_method="hist" and "approx"; syn-reg and syn-bin are 100,000 synthetic rows x 20 normal
+features (80,000 training rows), a regression and a binary target. Neither is in the default
+run.
 
 Each fit runs in a fresh process (one thread everywhere); peak memory is that process's peak
 resident set during the fit above its resident set just before (Linux's VmHWM, reset with
@@ -42,6 +48,9 @@ DATASETS = {  # name -> (target, task)
     "diamonds": ("price", "regression"),
     "flights": ("arr_delay", "regression"),
 }
+SYNTHETIC = {"syn-reg": ("y", "regression"), "syn-bin": ("y", "classification")}
+ALL_DATASETS = {**DATASETS, **SYNTHETIC}
+
 # pair -> (rulegen learner, peer, parameters both get, in each library's own names)
 PAIRS = {
     "forest": ("random_forest", "sklearn_rf"),
@@ -51,6 +60,12 @@ PAIRS = {
     "lgbm": ("lightgbm_style", "lightgbm"),
     "hgb": ("lightgbm_style", "sklearn_hgb"),
 }
+# xgboost_style's histogram mode against XGBoost's two histogram methods (issue 20); not in
+# the default run. The parameters each side gets on top of the pair's common ones:
+EXTRA_PAIRS = {"xgbhist": ("xgboost_style", "xgboost"), "xgbapprox": ("xgboost_style", "xgboost")}
+HIST_TITLE = "xgboost_style's histogram mode beside XGBoost hist (issue 20)"
+PAIR_KW = {"xgbhist": ({"tree_method": "approx"}, {"tree_method": "hist"}),
+           "xgbapprox": ({"tree_method": "approx"}, {"tree_method": "approx"})}
 N_TREES = 100
 SPLITS = 5  # small sets: time and score are means over this many 80/20 splits
 NO_NAN = ("sklearn_gb", "sklearn_ada")  # peers that cannot take missing values
@@ -61,6 +76,8 @@ def load_all(name):
     sys.path.insert(0, str(ROOT))
     from rulegen.data import categorical_column, design_matrix, numeric_column, read_csv
 
+    if name in SYNTHETIC:
+        return synthetic(name)
     target, task = DATASETS[name]
     table = read_csv(DATA / f"{name}.csv")
     t = table.index(target)
@@ -71,11 +88,20 @@ def load_all(name):
     return X[keep], y[keep], sorted(categories)
 
 
+def synthetic(name):
+    """100,000 rows x 20 standard normal features; y from four of them plus noise (the
+    binary target: its sign)."""
+    rng = np.random.default_rng(20)
+    X = rng.normal(size=(100_000, 20))
+    y = X[:, 0] * 2 + np.sin(3 * X[:, 1]) + X[:, 2] * X[:, 3] + rng.normal(size=len(X)) * 0.3
+    return X, (y > 0).astype(float) if name == "syn-bin" else y, []
+
+
 def load(name, seed=0):
     """(X_train, y_train, X_test, y_test, categorical columns, task): split ``seed``."""
     X, y, cats = load_all(name)
     test = split(len(y), seed)
-    return X[~test], y[~test], X[test], y[test], cats, DATASETS[name][1]
+    return X[~test], y[~test], X[test], y[test], cats, ALL_DATASETS[name][1]
 
 
 def split(n, seed):
@@ -112,7 +138,7 @@ def make(lib, task, cats, p):
         if lib == "xgboost":
             import xgboost
             cls = xgboost.XGBClassifier if clf else xgboost.XGBRegressor
-            return cls(tree_method="exact", n_jobs=1, **kw), {}
+            return cls(n_jobs=1, **{"tree_method": "exact", **kw, **p.get("extra", {})}), {}
     elif lib in ("lightgbm_style", "lightgbm", "sklearn_hgb"):
         # a seed for all three: above 200,000 rows the bins come from a random sample
         kw = {"n_estimators": N_TREES, "learning_rate": 0.1, "num_leaves": 31, "min_child_samples": 20,
@@ -134,7 +160,7 @@ def make(lib, task, cats, p):
 
     cls = CATALOG[lib].estimator_class(task)
     known = cls().get_params()
-    est = cls(**{k: v for k, v in kw.items() if k in known})
+    est = cls(**{k: v for k, v in {**kw, **p.get("extra", {})}.items() if k in known})
     # categorical columns as categories only where the peer takes them so too (lightgbm,
     # hgb); against the others both sides see the codes as numbers: the same data
     native = lib == "lightgbm_style"
@@ -162,20 +188,24 @@ def _peak_kb():
 
 
 def worker(spec):
+    # this checkout's rulegen, not whichever one is installed
+    sys.path.insert(0, str(ROOT))
     # the parent parsed the CSV once and saved the arrays: parsing here would set a peak
     # (Python objects per cell) that the fit might never exceed
     with np.load(spec["arrays"]) as z:
         X, y, cats = z["X"], z["y"], z["cats"]
-    cats, task = [int(c) for c in cats], DATASETS[spec["dataset"]][1]
+    cats, task = [int(c) for c in cats], ALL_DATASETS[spec["dataset"]][1]
     runs = [fit_one(spec, task, cats, X, y, seed) for seed in range(spec["splits"])]
     return {"secs": float(np.mean([r[0] for r in runs])),
+            "cpu_secs": float(np.mean([r[4] for r in runs])),
             "mem_mb": max(r[1] for r in runs), "score": float(np.mean([r[2] for r in runs])),
             "scores": [r[2] for r in runs], "rows": int((~split(len(y), 0)).sum()),
             "task": task, "warm_secs": runs[0][3]}
 
 
 def fit_one(spec, task, cats, X, y, seed):
-    """(fit seconds, peak MB above the start, test score, warm-up seconds) on split ``seed``."""
+    """(fit seconds, peak MB above the start, test score, warm-up seconds, fit CPU seconds)
+    on split ``seed``."""
     test = split(len(y), seed)
     Xtr, ytr, Xte, yte = X[~test], y[~test], X[test], y[test]
     est, fit_kw = make(spec["lib"], task, cats, spec)  # imports the library first
@@ -191,16 +221,16 @@ def fit_one(spec, task, cats, X, y, seed):
         type(est)(**{**est.get_params(), "n_estimators": 2}).fit(Xtr[:500], ytr[:500], **fit_kw)
         warm = time.perf_counter() - t0
     base = _reset_peak()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     est.fit(Xtr, ytr, **fit_kw)
-    secs = time.perf_counter() - t0
+    secs, cpu = time.perf_counter() - t0, time.process_time() - c0
     peak = _peak_kb()
     pred = est.predict(Xte)
     if task == "classification":
         score = float(np.mean(np.asarray(pred).astype(float) == yte))
     else:
         score = float(np.sqrt(np.mean((np.asarray(pred, dtype=float) - yte) ** 2)))
-    return secs, (peak - base) / 1024.0, score, warm
+    return secs, (peak - base) / 1024.0, score, warm, cpu
 
 
 def run(spec, timeout):
@@ -215,9 +245,13 @@ def run(spec, timeout):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def table(rows) -> str:
+def table(rows, cpu=False) -> str:
+    """The markdown table; with ``cpu`` also each side's CPU seconds in the fit and their
+    ratio (steadier than wall time on a shared machine: one thread each)."""
+    more = " rulegen CPU | peer CPU | CPU ratio |" if cpu else ""
     lines = [("| data (train rows) | pair | rulegen fit | peer fit | time ratio | rulegen memory "
-             "| peer memory | rulegen score | peer score |"), "|" + "---|" * 9]
+             "| peer memory | rulegen score | peer score |" + more),
+             "|" + "---|" * (12 if cpu else 9)]
     for (ds, pair), (a, b) in rows.items():
         if "error" in a or "error" in b:
             lines.append(f"| {ds} | {pair} | {a.get('error', '')} | {b.get('error', '')} |"
@@ -228,7 +262,9 @@ def table(rows) -> str:
         lines.append(
             f"| {ds} ({a['rows']}{f', {n} splits' if n > 1 else ''}) | {pair} | {a['secs']:.2f} s | {b['secs']:.2f} s | "
             f"{a['secs'] / b['secs']:.1f}x | {a['mem_mb']:.0f} MB | {b['mem_mb']:.0f} MB | "
-            f"{metric} {a['score']:.4g} | {b['score']:.4g} |")
+            f"{metric} {a['score']:.4g} | {b['score']:.4g} |"
+            + (f" {a['cpu_secs']:.2f} s | {b['cpu_secs']:.2f} s | "
+               f"{a['cpu_secs'] / b['cpu_secs']:.1f}x |" if cpu else ""))
     return "\n".join(lines)
 
 
@@ -251,28 +287,32 @@ def main() -> int:
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--pairs", default=",".join(PAIRS))
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per fit")
+    ap.add_argument("--cpu", action="store_true", help="also CPU seconds per fit")
     ap.add_argument("--write", action="store_true", help="update docs/BENCHMARKS.md")
     args = ap.parse_args()
     if args.worker:
         print(json.dumps(worker(json.loads(args.worker))))
         return 0
     rows = {}
+    load_start = os.getloadavg()[0]  # the machine may be shared: say how busy it was
     tmp = tempfile.mkdtemp(prefix="rulegen-bench-")
     for ds in args.datasets.split(","):
-        task = DATASETS[ds][1]
+        task = ALL_DATASETS[ds][1]
         X, y, cats = load_all(ds)
         arrays = os.path.join(tmp, f"{ds}.npz")
         np.savez(arrays, X=X, y=y, cats=np.asarray(cats, dtype=int))
         for pair in args.pairs.split(","):
-            ours, peer = PAIRS[pair]
+            ours, peer = {**PAIRS, **EXTRA_PAIRS}[pair]
+            kw_ours, kw_peer = PAIR_KW.get(pair, ({}, {}))
             if pair == "adaboost" and task == "regression":
                 continue
-            big = ds in ("diamonds", "flights")
+            big = ds in ("diamonds", "flights") or ds in SYNTHETIC
             spec = {"dataset": ds, "big": big, "arrays": arrays, "splits": 1 if big else SPLITS}
-            a = run({**spec, "lib": ours}, args.timeout)
-            b = run({**spec, "lib": peer}, args.timeout)
+            a = run({**spec, "lib": ours, "extra": kw_ours}, args.timeout)
+            b = run({**spec, "lib": peer, "extra": kw_peer}, args.timeout)
             rows[(ds, pair)] = (a, b)
-            print(table({(ds, pair): (a, b)}).splitlines()[-1], file=sys.stderr, flush=True)
+            print(table({(ds, pair): (a, b)}, args.cpu).splitlines()[-1], file=sys.stderr,
+                  flush=True)
     shutil.rmtree(tmp, ignore_errors=True)
     import sklearn
     header = (f"Machine: {platform.machine()}, {os.cpu_count()} cores, one thread per fit, Python "
@@ -280,17 +320,21 @@ def main() -> int:
               "or rounds; forest: sqrt/all features, fully grown (20 trees of depth 12 on diamonds "
               "and flights); "
               "AdaBoost: stumps; gb: depth 3, rate 0.1; xgb: exact, depth 6, eta 0.3, lambda 1; "
-              "lgbm/hgb: 31 leaves, rate 0.1, 20 rows per leaf, 255 bins. Memory: peak RSS "
+              "lgbm/hgb: 31 leaves, rate 0.1, 20 rows per leaf, 255 bins; xgbhist/xgbapprox: "
+              "as xgb but rulegen tree_method approx, XGBoost hist/approx, 256 bins. Memory: peak RSS "
               "during the fit above the RSS before it. Command: "
-              "`python benchmarks/bench_ensembles.py`.")
-    header += " " + _kernels_line(rows)
-    md = header + "\n\n" + table(rows) + "\n"
+              f"`{' '.join(['python benchmarks/bench_ensembles.py', *sys.argv[1:]])}`.")
+    header += (f" Load average (1 min) at start / end: {load_start:.2f} / "
+               f"{os.getloadavg()[0]:.2f}. " + _kernels_line(rows))
+    md = header + "\n\n" + table(rows, args.cpu) + "\n"
     print(md)
     if args.write:
         sys.path.insert(0, str(ROOT / "benchmarks"))
         from docsection import write_section
 
-        write_section("Ensembles: fit time, memory and accuracy beside the libraries", md)
+        extra = all(p in EXTRA_PAIRS for p in args.pairs.split(","))
+        write_section(HIST_TITLE if extra else
+                      "Ensembles: fit time, memory and accuracy beside the libraries", md)
     return 0
 
 

@@ -208,7 +208,7 @@ def test_quantile_bins_balance_the_hessian():
     mass = np.bincount(bins, weights=h)
     assert len(mass) == 8
     assert np.all(np.abs(mass - h.sum() / 8) <= 3.0)  # within one row's hessian
-    assert (np.diff(bins[np.argsort(x)]) >= 0).all()
+    assert (np.diff(bins[np.argsort(x)].astype(np.int64)) >= 0).all()
     assert np.bincount(bins)[-1] < np.bincount(bins)[0]  # heavier rows: narrower bins
 
 

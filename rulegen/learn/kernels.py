@@ -4,7 +4,8 @@
 (:func:`search`: both numeric scans, the categorical scans, the choice between features) and
 dividing a node's rows (:func:`divide`). Exact Newton boosting (xgboost_style): a node's
 numeric scans (:func:`newton_numeric`) and the division of its sorted orders between a
-split's children (:func:`split_sorted`).
+split's children (:func:`split_sorted`); its histogram mode's kernels are in
+:mod:`rulegen.learn.kernels_newton`, compiled with these.
 
 On small data a node costs more in numpy calls than in arithmetic, and numpy's scan makes
 ~25 passes over every (node, feature, bin) cell; a compiled loop makes one. The kernels are
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 
 import numpy as np
 
@@ -50,6 +52,8 @@ def _load() -> bool:
     try:
         import numba as nb
 
+        from rulegen.learn import kernels_newton  # noqa: F401 - registers its kernels
+
         # no fastmath: every operation rounds as numpy's does (no reassociation, no FMA);
         # error_model numpy: x / 0 is inf or nan, as in numpy, not ZeroDivisionError
         jit = nb.njit(cache=True, nogil=True, error_model="numpy")
@@ -57,7 +61,10 @@ def _load() -> bool:
     except Exception:  # noqa: BLE001 - any failure means "no accelerator"
         return False
     numba = nb
-    globals().update(compiled)  # kernels calling kernels find the dispatchers here
+    # kernels calling kernels find the dispatchers in their own module's names
+    for module in {fn.__module__ for fn in _KERNELS}:
+        names = sys.modules[module].__dict__
+        names.update({k: v for k, v in compiled.items() if k in names})
     return True
 
 

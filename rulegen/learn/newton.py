@@ -52,7 +52,7 @@ from rulegen.ir.nodes import (
     Split,
     Tree,
 )
-from rulegen.learn import kernels
+from rulegen.learn import kernels, kernels_newton
 from rulegen.learn.builder import (
     NodeWork,
     Partition,
@@ -88,19 +88,65 @@ def split_gain(GL, HL, GR, HR, reg_lambda, gamma=0.0):
     return 0.5 * bracket - gamma
 
 
-def quantile_bins(XT, order, rows, h, max_bin: int):
+def quantile_bins(XT, order, rows, h, max_bin: int, previous=None, XS=None):
     """Histogram bins from hessian-weighted quantiles of the rows growing a tree.
 
     ``order`` (p, N) holds every row sorted by each feature (NaN last). For each feature the
     growing rows' values are cut where their cumulative hessian crosses k/max_bin of the
     total (k = 1..max_bin-1; zero total hessian: plain row-count quantiles); the cuts are
-    data values. Returns ``(bins, cuts, max_bin)``: ``bins`` (p, N) int32 with ``bin(x)`` =
+    data values. Returns ``(bins, cuts, max_bin)``: ``bins`` (p, N) (a transposed (N, p)
+    array of uint16, int32 above 65535 bins) with ``bin(x)`` =
     the number of cuts <= x (so ``bin(x) <= k`` iff ``x < cuts[k]``) and ``max_bin`` for NaN,
-    ``cuts`` one sorted float32 array per feature."""
+    ``cuts`` one sorted float32 array per feature. ``previous``, this function's result for
+    the last tree on the same ``XT``, is updated in place: a feature whose cuts did not
+    change keeps its bins (the same bins, without a pass over its rows). ``XS`` (p, N):
+    ``XT``'s values in ``order`` (:func:`sorted_values`), for the compiled passes."""
     p, N = XT.shape
     inbag = np.zeros(N, dtype=bool)
     inbag[rows] = True
-    bins = np.full((p, N), max_bin, dtype=np.int32)
+    if kernels.enabled() and XS is None:
+        XS = sorted_values(XT, order)
+    cuts = _quantile_cuts(XT, XS, order, inbag, len(rows) == N, h, max_bin)
+    if previous is not None and previous[2] == max_bin:
+        bins, old = previous[0], previous[1]
+        redo = [f for f in range(p) if not np.array_equal(old[f], cuts[f])]
+    else:
+        # stored row by row: the compiled search reads a row's bins of every feature at
+        # once; 2 bytes each where they fit (fewer cache lines per row)
+        kind = np.uint16 if max_bin <= np.iinfo(np.uint16).max else np.int32
+        bins, redo = np.full((N, p), max_bin, dtype=kind).T, list(range(p))
+    if redo and kernels.enabled():
+        starts = np.cumsum([0] + [len(cuts[f]) for f in redo])
+        flat = np.concatenate([cuts[f] for f in redo]) if redo else np.zeros(0, np.float32)
+        kernels_newton.assign_bins(XS, order, np.asarray(redo, dtype=np.intp),
+                                   flat.astype(XT.dtype), starts, max_bin, bins)
+        return bins, cuts, max_bin
+    for f in redo:
+        present = ~np.isnan(XT[f])
+        bins[f] = max_bin
+        bins[f, present] = np.searchsorted(cuts[f], XT[f, present], side="right")
+    return bins, cuts, max_bin
+
+
+def sorted_values(XT, order):
+    """Every feature's values in its sorted order: (p, N), once per fit."""
+    return np.take_along_axis(XT, order, axis=1)
+
+
+def _quantile_cuts(XT, XS, order, inbag, all_in, h, max_bin):
+    """:func:`quantile_bins`'s cuts, one sorted float32 array per feature."""
+    p = XT.shape[0]
+    if kernels.enabled():
+        cand = np.empty((p, max_bin - 1), dtype=XT.dtype)
+        lowest, present = np.zeros(p, dtype=XT.dtype), np.zeros(p, dtype=np.intp)
+        # (a negative hessian makes the cumulative sums unsorted: numpy decides there)
+        if kernels_newton.quantile_candidates(XS, order, inbag, all_in, h, max_bin, cand,
+                                              lowest, present):
+            out = []
+            for f in range(p):
+                c = np.unique(cand[f]) if present[f] else np.zeros(0, dtype=np.float32)
+                out.append(c[c > lowest[f]])
+            return out
     cuts = []
     for f in range(p):  # features, not samples
         rs = order[f][inbag[order[f]]]
@@ -115,10 +161,8 @@ def quantile_bins(XT, order, rows, h, max_bin: int):
             levels = cum[-1] * np.arange(1, max_bin) / max_bin
             c = np.unique(vals[np.minimum(np.searchsorted(cum, levels), len(rs) - 1)])
             c = c[c > vals[0]]  # a cut at the minimum separates nothing
-        present = ~np.isnan(XT[f])
-        bins[f, present] = np.searchsorted(c, XT[f, present], side="right")
         cuts.append(c)
-    return bins, cuts, max_bin
+    return cuts
 
 
 class NewtonSplitFinder:
@@ -142,6 +186,10 @@ class NewtonSplitFinder:
         self.is_cat = np.zeros(XT.shape[0], dtype=bool)
         self.is_cat[list(self.categorical)] = True
         self._mask = np.zeros(XT.shape[1], dtype=bool)
+        self.node_rows = []
+        self._divided = False  # whether the node being searched was divided
+        self.unit_h = None  # whether every h is 1.0 (asked once, by the compiled search)
+        self._no_sums = np.zeros((3, self.slots))  # kernels.divide's sums, unused here
 
     def root(self, rows) -> NodeWork:
         rows = np.asarray(rows, dtype=np.intp)
@@ -149,12 +197,19 @@ class NewtonSplitFinder:
         return self._node(rows, S)
 
     def _node(self, rows, S) -> NodeWork:
-        G, H = float(self.g[rows].sum()), float(self.h[rows].sum())
-        return NodeWork(rows, self.h[rows], state=(S, G, H))
+        hr = self.h[rows]
+        G, H = float(self.g[rows].sum()), float(hr.sum())
+        return NodeWork(rows, hr, state=(S, G, H))
 
     def summarize(self, node: NodeWork):
+        # the builder summarizes every node once, in id order, after searching it: in
+        # histogram mode node_rows[i] are node i's rows if it was not divided (a leaf)
+        if self.bins is not None:
+            self.node_rows.append(None if self._divided else node.rows)
+        self._divided = False
         _, G, H = node.state  # provisional: finish_tree sets the final values
-        return (float(leaf_weight(G, H, self.lam)),), float(len(node.rows)), None
+        D = H + self.lam  # leaf_weight's arithmetic on one node
+        return (-G / D if D > 0 else 0.0,), float(len(node.rows)), None
 
     # -- search -------------------------------------------------------------------
 
@@ -167,6 +222,9 @@ class NewtonSplitFinder:
         numeric, cats = feats[~self.is_cat[feats]], feats[self.is_cat[feats]]
         best = None
         step = max(1, _BLOCK // n)
+        if self.bins is not None and kernels.enabled() and len(numeric):
+            best = self._best_binned_compiled(node.rows, numeric, G, H, step)
+            numeric = numeric[:0]
         for start in range(0, len(numeric), step):
             block = numeric[start:start + step]
             if self.bins is None:
@@ -301,6 +359,22 @@ class NewtonSplitFinder:
         f = int(F[i])
         return best[0], f, ("<", float(self.cuts[f][k])), missing_left
 
+    def _best_binned_compiled(self, rows, F, G, H, step):
+        """:meth:`_best_binned` over blocks of ``step`` features, compiled
+        (:mod:`rulegen.learn.kernels_newton`): the same split, bit for bit."""
+        if self.unit_h is None:  # squared error, unit weights: the hessian sums are counts
+            self.unit_h = bool(np.all(self.h == 1.0))
+        val, i, k, how, nm = kernels_newton.newton_binned(
+            self.bins.T, F, rows, self.g, self.h, self.unit_h, float(G), float(H), self.lam,
+            self.mcw, self.slots, step)
+        if i < 0:
+            return None
+        f = int(F[i])
+        # with how the rows divide: the last bin on the left, whether any row is missing
+        if how == 2:
+            return float(val), f, ("<=", math.inf), False, (self.slots - 2, nm > 0)
+        return float(val), f, ("<", float(self.cuts[f][k])), bool(how), (k, nm > 0)
+
     def _best_categorical(self, rows, f, G, H):
         x = self.XT[f, rows]
         miss = np.isnan(x)
@@ -338,33 +412,45 @@ class NewtonSplitFinder:
 
     # -- applying ---------------------------------------------------------------------
 
-    def _partition(self, node, best) -> Partition:
-        bracket, f, how, missing_left = best
-        rows = node.rows
+    def _divide(self, rows, best):
+        """(left rows, right rows, whether a row misses the feature), rows kept in order."""
+        _, f, how, missing_left, *binned = best
+        if binned:  # from the compiled search: bin <= k iff x < cuts[k], NaN in the last slot
+            last_left, has_nan = binned[0]
+            table = np.arange(self.slots) <= last_left
+            table[-1] = missing_left
+            both, n_left, _, _ = kernels.divide(self.bins, f, rows, table, self._no_sums, 0)
+            return both[:n_left], both[n_left:], has_nan
         x = self.XT[f, rows]
         nan = np.isnan(x)
-        unseen = None
         if how[0] == "categorical":
-            _, codes_left, present = how
             in_set = np.zeros(self.categorical[f], dtype=bool)
-            in_set[codes_left] = True
+            in_set[how[1]] = True
             left = np.where(nan, missing_left, in_set[np.where(nan, 0, x).astype(np.intp)])
         else:
             op, t = how
             xv = x.astype(np.float64)
             left = np.where(nan, missing_left, xv <= t if op == "<=" else xv < t)
-        rows_l, rows_r = rows[left], rows[~left]
-        HL, HR = float(self.h[rows_l].sum()), float(self.h[rows_r].sum())
-        bigger_left = HL >= HR
-        if not nan.any():
-            missing_left = True  # XGBoost's default on a column with no missing values
+        return rows[left], rows[~left], bool(nan.any())
+
+    def _partition(self, node, best) -> Partition:
+        bracket, f, how, missing_left, *_ = best
+        unseen = None
+        rows_l, rows_r, has_nan = self._divide(node.rows, best)
+        self._divided = True
         S = node.state[0]
         if S is None:
             children = [self._node(rows_l, None), self._node(rows_r, None)]
         else:
             S_l, S_r = split_presorted(S, self._mask, rows_l, len(rows_r), kernels.enabled())
             children = [self._node(rows_l, S_l), self._node(rows_r, S_r)]
+        bigger_left = children[0].state[2] >= children[1].state[2]  # the hessian sums
+        if not has_nan:
+            missing_left = True  # XGBoost's default on a column with no missing values
         if how[0] == "categorical":
+            _, codes_left, present = how
+            in_set = np.zeros(self.categorical[f], dtype=bool)
+            in_set[codes_left] = True
             absent = np.ones(self.categorical[f], dtype=bool)
             absent[present] = False
             if bigger_left:

@@ -27,6 +27,8 @@ import math
 
 import numpy as np
 
+from rulegen.ir.nodes import Leaf
+from rulegen.learn import kernels
 from rulegen.learn.base import (
     ClassifierMixin,
     RegressorMixin,
@@ -43,13 +45,31 @@ from rulegen.learn.boosting import (
 )
 from rulegen.learn.builder import GrowthLimits, TreeBuilder, presort
 from rulegen.learn.losses import make_loss
-from rulegen.learn.newton import NewtonSplitFinder, finish_tree, quantile_bins
+from rulegen.learn.newton import (
+    NewtonSplitFinder,
+    finish_tree,
+    quantile_bins,
+    sorted_values,
+)
 from rulegen.learn.sklearn_api import deprecated_names
 
 _PARAMS = ("n_estimators", "learning_rate", "max_depth", "reg_lambda", "gamma",
            "min_child_weight", "subsample", "colsample_bytree", "colsample_bylevel",
            "tree_method", "max_bin", "base_score", "validation_fraction",
            "early_stopping_rounds", "random_state")
+
+
+def _leaves(tree, finder, X32, features):
+    """The leaf every row reaches: the rows that grew the tree where the finder divided them
+    (by the IR's own tests: ``NewtonSplitFinder._partition``), the others by the evaluator."""
+    leaf = np.full(len(X32), -1, dtype=np.intp)
+    for i, nd in enumerate(tree.nodes):
+        if isinstance(nd, Leaf) and finder.node_rows[i] is not None:
+            leaf[finder.node_rows[i]] = i
+    rest = np.flatnonzero(leaf < 0)
+    if len(rest):
+        leaf[rest] = leaf_index(tree, X32[rest], features)
+    return leaf
 
 
 def _draw(rng, feats, fraction):
@@ -115,6 +135,21 @@ class _NewtonBoosting(BoostingEstimator):
         all_feats = np.arange(XT.shape[0])
         limits = GrowthLimits(max_depth=self.max_depth)
         lam, eta = float(self.reg_lambda), float(self.learning_rate)
+        last = {}  # approx: the last tree's bins, and the rows and hessians they came from
+        # the compiled quantile passes read each feature's values in sorted order
+        XS = (sorted_values(XT, order) if self.tree_method == "approx" and kernels.enabled()
+              else None)
+
+        def approx_bins(rows, hw):
+            # the same rows and hessians (squared error, no subsampling) give the same
+            # cuts: reuse them; otherwise only features whose cuts changed are re-binned
+            h_rows = hw[rows].view(np.int64)
+            if ("bins" in last and np.array_equal(last["rows"], rows)
+                    and np.array_equal(last["h"], h_rows)):
+                return last["bins"]
+            bins = quantile_bins(XT, order, rows, hw, int(self.max_bin), last.get("bins"), XS)
+            last.update(bins=bins, rows=rows, h=h_rows)
+            return bins
 
         def fit_tree(stage):
             tree_feats = _draw(rng, all_feats, settings["colsample_bytree"])
@@ -129,13 +164,16 @@ class _NewtonBoosting(BoostingEstimator):
             rows = stage.rows[w[stage.rows] > 0]
             search = {"order": order}
             if self.tree_method == "approx":  # candidates re-drawn every tree, as XGBoost
-                search = {"bins": quantile_bins(XT, order, rows, hw, int(self.max_bin))}
+                search = {"bins": approx_bins(rows, hw)}
             finder = NewtonSplitFinder(XT, gw, hw, reg_lambda=lam,
                                        min_child_weight=float(self.min_child_weight),
                                        features_at=features_at, categorical=data.categorical,
                                        **search)
             tree = TreeBuilder(finder, finder.summarize, limits).build(finder.root(rows))
-            leaf = leaf_index(tree, data.X32, data.features)
+            if self.tree_method == "approx":
+                leaf = _leaves(tree, finder, data.X32, data.features)
+            else:
+                leaf = leaf_index(tree, data.X32, data.features)
             tree, leaf, values = finish_tree(tree, leaf, rows, gw, hw, w, reg_lambda=lam,
                                              gamma=float(self.gamma), scale=eta)
             return tree, values[leaf]
