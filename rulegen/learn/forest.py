@@ -26,7 +26,7 @@ import numpy as np
 
 from rulegen.errors import LearnerError
 from rulegen.ir import evaluate
-from rulegen.ir.nodes import Tree
+from rulegen.ir.nodes import DefaultChild, Leaf, Split, Tree
 from rulegen.learn import frames
 from rulegen.learn.base import (
     ClassifierMixin,
@@ -41,14 +41,21 @@ from rulegen.learn.base import (
     make_model,
     resolve_max_features,
 )
+from rulegen.learn import cart_kernels
 from rulegen.learn.builder import (
     GrowthLimits,
     NumericSplitFinder,
     TreeBuilder,
+    float32_test,
     presort,
 )
 from rulegen.learn.categorical import CartSplitFinder
-from rulegen.learn.criteria import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA
+from rulegen.learn.criteria import (
+    CLASSIFICATION_CRITERIA,
+    REGRESSION_CRITERIA,
+    Gini,
+    SquaredError,
+)
 from rulegen.learn.importance import impurity_importances, r2
 from rulegen.learn.oblique import ObliqueSplitFinder, input_scale
 
@@ -84,11 +91,16 @@ def tree_spec(est, n: int, p: int, criteria: dict, width: int) -> TreeSpec:
                     g.min_weight_fraction_leaf, limits)
 
 
+_MISSING = {True: DefaultChild(0), False: DefaultChild(1)}  # missing left / right
+_COMPILED_CRITERIA = {Gini: cart_kernels.GINI, SquaredError: cart_kernels.SQUARED}
+
+
 class TreeGrower:
     """Grows CART trees on one data set under varying row weights (bootstrap counts,
     boosting weights). The transposed columns are shared by every tree's split finder."""
 
-    def __init__(self, X32, T, spec: TreeSpec, cat_sizes: dict[int, int], oblique: dict | None = None):
+    def __init__(self, X32, T, spec: TreeSpec, cat_sizes: dict[int, int], oblique: dict | None = None,
+                 compiled: bool = False):
         self.XT = np.ascontiguousarray(X32.T)  # X32 = XT.T is a view the finders do not copy
         self.T, self.spec, self.cat_sizes, self.oblique = T, spec, cat_sizes, oblique
         self.order = None
@@ -96,6 +108,20 @@ class TreeGrower:
             # every feature sorted once; each tree's root filters it instead of sorting
             # again (the sort was ~40% of a round of AdaBoost)
             self.order = presort(X32)
+        crit = _COMPILED_CRITERIA.get(type(spec.criterion))
+        # the compiled grower (cart_kernels) where it covers the case: the same trees
+        # (asked for by the forest; AdaBoost's stumps would not repay loading numba)
+        self.compiled = None
+        if compiled and crit is not None and self.order is not None:
+            self.compiled = cart_kernels.load()
+        if self.compiled is not None:
+            self.crit = crit
+            if crit == cart_kernels.GINI:
+                self.T_codes, self.T_float = np.asarray(T, dtype=np.intp), np.zeros((1, 1))
+            else:
+                self.T_codes, self.T_float = np.zeros(1, dtype=np.intp), T
+            self.width = spec.criterion.n_classes if crit == cart_kernels.GINI else T.shape[1]
+            self.tests = {}  # (feature, threshold) -> NumericTest: thresholds recur across trees
 
     def grow(self, w: np.ndarray, rng: np.random.Generator) -> Tree:
         spec = self.spec
@@ -111,10 +137,46 @@ class TreeGrower:
                                      categorical=self.cat_sizes, **kw)
         else:
             finder = NumericSplitFinder(self.XT.T, self.T, w, spec.criterion, **kw)
+        if self.compiled is not None and min_weight_leaf == 0 and self.oblique is None \
+                and not self.cat_sizes and spec.splitter == "best":
+            return self._grow_compiled(w, rng)
         limits = GrowthLimits(**{**spec.limits.__dict__, "min_weight_leaf": min_weight_leaf})
         # rows of zero weight (not drawn) take no part in any node, as in scikit-learn
         root = finder.root(np.flatnonzero(w > 0), self.order)
         return TreeBuilder(finder, finder.summarize, limits).build(root)
+
+
+    def _grow_compiled(self, w, rng) -> Tree:
+        spec, lim = self.spec, self.spec.limits
+        cart_kernels._stats_of = spec.criterion
+        feat, thr, mleft, kids, vals, wsum, imps, count = self.compiled(
+            self.crit, self.XT, self.T_codes, self.T_float, w, self.order, self.width,
+            spec.max_features, spec.min_samples_leaf, 0.0,
+            -1 if lim.max_depth is None else lim.max_depth, lim.min_samples_split,
+            lim.min_impurity_decrease, lim.max_leaf_nodes or 0, float(w.sum()), rng)
+        # the IR in bulk: per-node Python is what the kernel saves, so little is left here
+        n = count
+        ws = wsum[:n]
+        if self.crit == cart_kernels.GINI:
+            # _Classification.stats: value c / total (numpy divides as Python does)
+            values = list(map(tuple, (vals[:n] / ws[:, None]).tolist()))
+            dists = list(map(tuple, vals[:n].tolist()))
+        else:
+            values = list(map(tuple, vals[:n].tolist()))
+            dists = [None] * n
+        ws, imps = ws.tolist(), imps[:n].tolist()
+        tests, missing = self.tests, _MISSING
+        nodes = []
+        for i, f, t, ml, kid in zip(range(n), feat[:n].tolist(), thr[:n].tolist(),
+                                    mleft[:n].tolist(), kids[:n].tolist()):
+            if f < 0:
+                nodes.append(Leaf(values[i], ws[i], dists[i], imps[i]))
+                continue
+            test = tests.get((f, t))
+            if test is None:
+                test = tests[(f, t)] = float32_test(f, t)
+            nodes.append(Split(test, tuple(kid), missing[ml], None, ws[i], dists[i], imps[i]))
+        return Tree(nodes=tuple(nodes))
 
 
 # --- the forest ---------------------------------------------------------------------------
@@ -191,7 +253,8 @@ class _BaseForest(Estimator):
             scale = input_scale(X64, w, cat_labels) if self.standardize else scale
             oblique.update(X64T=np.ascontiguousarray(X64.T), scale=scale)
         features = features_of(names, cat_labels)
-        grower = TreeGrower(X32, T, spec, {j: len(v) for j, v in cat_labels.items()}, oblique)
+        grower = TreeGrower(X32, T, spec, {j: len(v) for j, v in cat_labels.items()}, oblique,
+                            compiled=True)
         del X32  # the grower holds its own transposed copy
         self._seeds = np.random.SeedSequence(self.random_state).spawn(self.n_estimators)
         self._n_draw = n_draw if self.bootstrap else None  # None: no bootstrap
