@@ -131,3 +131,44 @@ def test_categorical_columns_use_numpy(monkeypatch):
     monkeypatch.setattr(forest.TreeGrower, "_grow_compiled", lambda *a: calls.append(1))
     RandomForestClassifier(n_estimators=2, random_state=0).fit(X, y, categorical_features=[1])
     assert calls == []
+
+
+@pytest.mark.filterwarnings("ignore:.*out-of-bag")
+@pytest.mark.parametrize("use_kernel", [True, False])
+def test_n_jobs_changes_nothing(monkeypatch, use_kernel):
+    """Every tree from its own seed: the same model (serialized) for any n_jobs, OOB and
+    progress in tree order."""
+    from rulegen.ir import serialize
+
+    monkeypatch.setattr(cart_kernels, "USE", use_kernel)
+    X, y = data(5, 150, 5, "classification")
+    models = []
+    for n_jobs in (None, 1, 2, 3, -1):
+        seen = []
+        est = RandomForestClassifier(n_estimators=7, random_state=1, oob_score=True,
+                                     n_jobs=n_jobs)
+        est.fit(X, y, progress=lambda done, total: seen.append(done))
+        assert seen == list(range(1, 8))
+        models.append((serialize.dumps(est.model_), est.oob_decision_function_.tobytes()))
+    assert all(m == models[0] for m in models)
+    Xr, yr = data(6, 120, 4, "regression")
+    a = RandomForestRegressor(n_estimators=5, random_state=2, max_leaf_nodes=10).fit(Xr, yr)
+    b = RandomForestRegressor(n_estimators=5, random_state=2, max_leaf_nodes=10,
+                              n_jobs=2).fit(Xr, yr)
+    assert a.model_ == b.model_
+
+
+@pytest.mark.parametrize("n_jobs", [0, 1.5, "2", True])
+def test_bad_n_jobs(n_jobs):
+    from rulegen.errors import LearnerError
+
+    with pytest.raises(LearnerError, match="n_jobs"):
+        RandomForestClassifier(n_estimators=2, n_jobs=n_jobs).fit([[0.0], [1.0]], [0, 1])
+
+
+def test_n_jobs_threads():
+    assert forest._threads(None) == 1
+    assert forest._threads(3) == 3
+    cores = __import__("os").cpu_count() or 1
+    assert forest._threads(-1) == cores
+    assert forest._threads(-2) == max(1, cores - 1)

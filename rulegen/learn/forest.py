@@ -19,6 +19,7 @@ lowest class index), and ``predict_proba`` is then the share of votes.
 
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import dataclass
 
@@ -184,7 +185,7 @@ class TreeGrower:
 _PARAMS = ("n_estimators", "criterion", "max_depth", "min_samples_split", "min_samples_leaf",
            "min_weight_fraction_leaf", "max_features", "max_leaf_nodes", "min_impurity_decrease",
            "bootstrap", "max_samples", "oob_score", "splitter", "split", "n_combined",
-           "n_combinations", "standardize", "random_state")
+           "n_combinations", "standardize", "random_state", "n_jobs")
 
 
 class _BaseForest(Estimator):
@@ -239,6 +240,7 @@ class _BaseForest(Estimator):
         n, p = X32.shape
         cat_labels = self._check_categorical(X32, names, categorical_features, categories)
         n_draw, oblique = self._check_forest(n, p, cat_labels)
+        n_jobs = _threads(self.n_jobs)
         if self._classifier and self.voting not in ("soft", "hard"):
             bad("voting", self.voting, "'soft' (average probabilities) or 'hard' (majority vote)")
         T, target, fitted = self._encode_y(y, n)
@@ -259,23 +261,32 @@ class _BaseForest(Estimator):
         self._seeds = np.random.SeedSequence(self.random_state).spawn(self.n_estimators)
         self._n_draw = n_draw if self.bootstrap else None  # None: no bootstrap
         oob = _OOB(n, width) if self.oob_score else None
-        trees = []
-        for i in range(self.n_estimators):
+
+        def grow(i):
             rng = np.random.default_rng(self._seeds[i])
             counts = self._counts(rng, n)
             wt = w * counts
             if not (wt > 0).any():
                 raise LearnerError(f"the bootstrap sample of tree {i} holds only rows of zero "
                                    "weight; raise max_samples or give those rows weight")
-            tree = grower.grow(wt, rng)
-            trees.append(tree)
-            if oob is not None:
-                oob.add(tree, X64, features, counts == 0, self._classifier and self.voting == "hard")
-            if progress is not None:
-                progress(i + 1, self.n_estimators)
+            return counts, grower.grow(wt, rng)
+
+        trees = []
+        with _pool(n_jobs) as pool:
+            # threads: each tree draws from its own seed, so n_jobs cannot change a tree;
+            # results come back in tree order (OOB sums and progress as with one thread)
+            for i, (counts, tree) in enumerate(pool.map(grow, range(self.n_estimators))):
+                trees.append(tree)
+                if oob is not None:
+                    oob.add(tree, X64, features, counts == 0,
+                            self._classifier and self.voting == "hard")
+                if progress is not None:
+                    progress(i + 1, self.n_estimators)
         aggregation = "vote" if self._classifier and self.voting == "hard" else "mean"
-        self.model_ = make_model(names, cat_labels, target, trees, "random_forest",
-                                 self.get_params(), n, aggregation=aggregation)
+        # n_jobs decides the time only: the model (its provenance too) is the same without it
+        params = {k: v for k, v in self.get_params().items() if k != "n_jobs"}
+        self.model_ = make_model(names, cat_labels, target, trees, "random_forest", params, n,
+                                 aggregation=aggregation)
         self._set_fitted(fitted, names)
         self.input_scale_ = scale
         self.feature_importances_ = impurity_importances(self.model_, scale=scale)
@@ -310,6 +321,38 @@ class _BaseForest(Estimator):
             self.oob_score_ = r2(T[seen], decision[seen])
 
 
+def _threads(n_jobs) -> int:
+    """scikit-learn's n_jobs: None is 1, -1 every core, -2 all but one, and so on."""
+    if n_jobs is None:
+        return 1
+    if not is_int(n_jobs) or n_jobs == 0:
+        bad("n_jobs", n_jobs, "None, a positive number of threads or -1 (every core)")
+    cores = os.cpu_count() or 1
+    return int(n_jobs) if n_jobs > 0 else max(1, cores + 1 + int(n_jobs))
+
+
+class _Serial:
+    """The pool of one thread: the trees grown in the caller's thread."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    @staticmethod
+    def map(fn, items):
+        return map(fn, items)
+
+
+def _pool(n_jobs):
+    if n_jobs == 1:
+        return _Serial()
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(n_jobs)
+
+
 class _OOB:
     """Running sums of each row's predictions by the trees it was out of bag for."""
 
@@ -339,7 +382,8 @@ class RandomForestClassifier(ClassifierMixin, _BaseForest):
                  min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features="sqrt",
                  max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=True, max_samples=None,
                  oob_score=False, splitter="best", split="axis", n_combined=3,
-                 n_combinations=None, standardize=True, random_state=None, voting="soft"):
+                 n_combinations=None, standardize=True, random_state=None, voting="soft",
+                 n_jobs=None):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -359,6 +403,7 @@ class RandomForestClassifier(ClassifierMixin, _BaseForest):
         self.standardize = standardize
         self.random_state = random_state
         self.voting = voting
+        self.n_jobs = n_jobs
 
 
 class RandomForestRegressor(RegressorMixin, _BaseForest):
@@ -372,7 +417,7 @@ class RandomForestRegressor(RegressorMixin, _BaseForest):
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_features=1.0, max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=True,
                  max_samples=None, oob_score=False, splitter="best", split="axis", n_combined=3,
-                 n_combinations=None, standardize=True, random_state=None):
+                 n_combinations=None, standardize=True, random_state=None, n_jobs=None):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -391,3 +436,4 @@ class RandomForestRegressor(RegressorMixin, _BaseForest):
         self.n_combinations = n_combinations
         self.standardize = standardize
         self.random_state = random_state
+        self.n_jobs = n_jobs
