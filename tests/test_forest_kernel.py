@@ -172,3 +172,21 @@ def test_n_jobs_threads():
     cores = __import__("os").cpu_count() or 1
     assert forest._threads(-1) == cores
     assert forest._threads(-2) == max(1, cores - 1)
+
+
+def test_float32_digits_from_str_as_scientific():
+    """float32_test reads a float32's shortest digits from str() (cheaper) unless an old
+    print mode is set; both must count the same digits."""
+    from rulegen.learn.builder import _f32_digits, float32_test
+
+    rng = np.random.default_rng(0)
+    v = (rng.standard_normal(4000) * 10.0 ** rng.integers(-45, 39, 4000)).astype(np.float32)
+    edge = np.array([0.0, -0.0, 1e-45, -1e-45, 1e-38, 3.4028235e38, 1e16, 1e-4, 1e-5, 123456.7,
+                     1200000.0, np.inf, -np.inf, np.nan], dtype=np.float32)
+    for x in np.concatenate([v, edge]):
+        assert _f32_digits(x, False) == _f32_digits(x, True), x
+    mids = [float(a) / 2 + float(b) / 2 for a, b in zip(v[:300], v[1:301])]
+    plain = [float32_test(0, t) for t in mids]
+    with np.printoptions(legacy="1.13"):
+        assert [float32_test(0, t) for t in mids] == plain
+    assert float32_test(0, 1.9 / 2 + 3.0 / 2).threshold == float(np.float32(2.45))
