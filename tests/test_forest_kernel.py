@@ -190,3 +190,25 @@ def test_float32_digits_from_str_as_scientific():
     with np.printoptions(legacy="1.13"):
         assert [float32_test(0, t) for t in mids] == plain
     assert float32_test(0, 1.9 / 2 + 3.0 / 2).threshold == float(np.float32(2.45))
+
+
+def test_n_jobs_from_the_command_line(tmp_path, capsys):
+    """`rulegen fit --param n_jobs=...`: the same model file; a bad value is one line, exit 2."""
+    from pathlib import Path
+
+    from rulegen.cli import main
+
+    data = Path(__file__).parent / "data" / "penguins.csv"
+    base = ["fit", str(data), "--target", "species", "--algorithm", "random_forest",
+            "--param", "n_estimators=6", "--param", "random_state=0"]
+    files = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"m{jobs}.json"
+        assert main([*base, "--param", f"n_jobs={jobs}", "-o", str(out)]) == 0
+        files.append(out.read_text())
+    assert files[0] == files[1]
+    capsys.readouterr()
+    for bad in ("0", "two"):
+        assert main([*base, "--param", f"n_jobs={bad}", "-o", str(tmp_path / "bad.json")]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "n_jobs" in err and "Traceback" not in err
