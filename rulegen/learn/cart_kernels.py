@@ -132,7 +132,7 @@ def scan(crit, S, f, a, b, start, n_first, T, T2, w, XT, nm, nn, msl, mwl, tot, 
     wt = 0.0
     tot[:] = 0.0
     for k in range(n):
-        r = S[f, a + (k + start) % n]
+        r = S[f, a + k + start if k + start < n else a + k + start - n]
         wr_ = w[r]
         wt += wr_
         if crit == GINI:
@@ -146,7 +146,8 @@ def scan(crit, S, f, a, b, start, n_first, T, T2, w, XT, nm, nn, msl, mwl, tot, 
     wl = 0.0
     run[:] = 0.0
     for i in range(1, n):
-        r = S[f, a + (i - 1 + start) % n]
+        kk = i - 1 + start
+        r = S[f, a + kk if kk < n else a + kk - n]
         wr_ = w[r]
         wl += wr_
         if crit == GINI:
@@ -203,10 +204,11 @@ def search(crit, S, a, b, rows, T, T2, w, XT, has_nan, max_features, msl, mwl, r
     n = b - a
     for f in range(p):
         c = 0
-        if has_nan[f]:  # (features without any NaN need no count)
-            for k in range(a, b):
-                if np.isnan(XT[f, rows[k]]):
-                    c += 1
+        if has_nan[f]:  # missing rows are last in the sorted order
+            k = b - 1
+            while k >= a and np.isnan(XT[f, S[f, k]]):
+                c += 1
+                k -= 1
         nm[f] = c
         last = max(n - c - 1, 0)
         lo = XT[f, S[f, a]]
