@@ -30,6 +30,7 @@ random splitter; categorical or oblique splits) is grown by the numpy finder.
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 
@@ -40,7 +41,15 @@ _EPS = float(np.finfo(np.float64).eps)  # builder.EPSILON
 _BLOCK = 1 << 18  # NumericSplitFinder._block: features are compared block by block
 
 _grow = None  # the compiled grower after load(); False: none
-_stats_of = None  # the numpy criterion object mode asks for a regression node's stats
+# id -> the numpy criterion that object mode asks for a regression node's stats (by id: a
+# kernel cannot hold a Python object, and forests fitted at once on threads each have theirs)
+_CRITERIA = weakref.WeakValueDictionary()
+
+
+def register(criterion) -> int:
+    """The key that :func:`grow` takes for ``criterion``."""
+    _CRITERIA[id(criterion)] = criterion
+    return id(criterion)
 
 
 _KERNELS = []
@@ -76,12 +85,12 @@ def load():
     return _grow or None
 
 
-def _regression_stats(T, w, rows, n_left, imp, weight, value):
+def _regression_stats(key, T, w, rows, n_left, imp, weight, value):
     """Object mode: the numpy criterion's own arithmetic (its BLAS dot products) for the
     rows ``rows[:n_left]`` and ``rows[n_left:]`` (all of them when n_left is 0)."""
     parts = (rows[:n_left], rows[n_left:]) if n_left else (rows,)
     for i, idx in enumerate(parts):
-        st = _stats_of.stats(T, w, idx)
+        st = _CRITERIA[key].stats(T, w, idx)
         imp[i], weight[i] = st.impurity, st.weight
         value[i] = st.value
 
@@ -108,7 +117,7 @@ def class_stats(T, w, rows, a, b, counts):
 
 
 @_jit
-def split_stats(crit, T, T2, w, rows, n_left, imp, weight, value):
+def split_stats(crit, key, T, T2, w, rows, n_left, imp, weight, value):
     """Stats of the rows ``rows[:n_left]`` (slot 0) and ``rows[n_left:]`` (slot 1), or of
     all of them (slot 0) when n_left is 0: impurity, support and class weights or mean."""
     if crit == GINI:
@@ -119,7 +128,7 @@ def split_stats(crit, T, T2, w, rows, n_left, imp, weight, value):
             imp[1], weight[1] = class_stats(T, w, rows, n_left, rows.size, value[1])
         return
     with numba.objmode():
-        _regression_stats(T2, w, rows, n_left, imp, weight, value)
+        _regression_stats(key, T2, w, rows, n_left, imp, weight, value)
 
 
 @_jit
@@ -298,7 +307,7 @@ def divide(S, rows, a, b, goes_left, buf):
 
 
 @_jit
-def grow(crit, XT, T, T2, w, order, n_out, max_features, msl, mwl, max_depth, min_split,
+def grow(crit, key, XT, T, T2, w, order, n_out, max_features, msl, mwl, max_depth, min_split,
          min_decrease, max_leaves, total_weight, rng):
     """The whole tree. Returns per node: feature (-1 leaf), threshold, missing left,
     left and right child ids, class weights or mean, support, impurity; and the count."""
@@ -389,7 +398,7 @@ def grow(crit, XT, T, T2, w, order, n_out, max_features, msl, mwl, max_depth, mi
         depth_of[nid] = depth
         n = b - a
         if parent < 0:
-            split_stats(crit, T, T2, w, rows[a:b].copy(), 0, ch_imp[0], ch_w[0], ch_val[0])
+            split_stats(crit, key, T, T2, w, rows[a:b].copy(), 0, ch_imp[0], ch_w[0], ch_val[0])
             imp, ws = ch_imp[0, 0], ch_w[0, 0]
             vals[nid] = ch_val[0, 0]
         else:  # computed by the parent's split
@@ -422,7 +431,7 @@ def grow(crit, XT, T, T2, w, order, n_out, max_features, msl, mwl, max_depth, mi
             else:
                 both[j] = r
                 j += 1
-        split_stats(crit, T, T2, w, both, n_left, ch_imp[nid], ch_w[nid], ch_val[nid])
+        split_stats(crit, key, T, T2, w, both, n_left, ch_imp[nid], ch_w[nid], ch_val[nid])
         il, wl, ir = ch_imp[nid, 0], ch_w[nid, 0], ch_imp[nid, 1]
         wr = ws - wl
         imv = (ws / total_weight) * (imp - (wr / ws * ir) - (wl / ws * il))

@@ -116,7 +116,7 @@ class TreeGrower:
         if compiled and crit is not None and self.order is not None:
             self.compiled = cart_kernels.load()
         if self.compiled is not None:
-            self.crit = crit
+            self.crit, self.key = crit, cart_kernels.register(spec.criterion)
             if crit == cart_kernels.GINI:
                 self.T_codes, self.T_float = np.asarray(T, dtype=np.intp), np.zeros((1, 1))
             else:
@@ -149,9 +149,8 @@ class TreeGrower:
 
     def _grow_compiled(self, w, rng) -> Tree:
         spec, lim = self.spec, self.spec.limits
-        cart_kernels._stats_of = spec.criterion
         feat, thr, mleft, kids, vals, wsum, imps, count = self.compiled(
-            self.crit, self.XT, self.T_codes, self.T_float, w, self.order, self.width,
+            self.crit, self.key, self.XT, self.T_codes, self.T_float, w, self.order, self.width,
             spec.max_features, spec.min_samples_leaf, 0.0,
             -1 if lim.max_depth is None else lim.max_depth, lim.min_samples_split,
             lim.min_impurity_decrease, lim.max_leaf_nodes or 0, float(w.sum()), rng)
