@@ -283,26 +283,26 @@ def search(crit, S, a, b, rows, T, T2, w, XT, has_nan, max_features, msl, mwl, r
 
 
 @_jit
-def divide(S, rows, a, b, goes_left, buf):
-    """Stable partition of the node's rows and of every feature's sorted rows; returns
-    the left count."""
+def divide(S, rows, S2, rows2, a, b, goes_left):
+    """Stable partition of the node's rows and of every feature's sorted rows, from
+    ``S``/``rows`` into the same positions of ``S2``/``rows2`` (the children's depth's
+    buffers, so nothing is copied back); returns the left count."""
     n_left = 0
     for k in range(a, b):
         if goes_left[rows[k]]:
             n_left += 1
     for f in range(-1, S.shape[0]):
-        seq = rows if f < 0 else S[f]
-        i, j = 0, n_left
+        src = rows if f < 0 else S[f]
+        dst = rows2 if f < 0 else S2[f]
+        i, j = a, a + n_left
         for k in range(a, b):
-            r = seq[k]
+            r = src[k]
             if goes_left[r]:
-                buf[i] = r
+                dst[i] = r
                 i += 1
             else:
-                buf[j] = r
+                dst[j] = r
                 j += 1
-        for k in range(b - a):
-            seq[a + k] = buf[k]
     return n_left
 
 
@@ -319,15 +319,18 @@ def grow(crit, key, XT, T, T2, w, order, n_out, max_features, msl, mwl, max_dept
                 has_nan[f] = True
                 break
     keep = w > 0
-    rows = np.flatnonzero(keep).astype(np.int32)
-    m = rows.size
-    S = np.empty((p, m), dtype=np.int32)
+    m = int(keep.sum())
+    # a node at depth d holds its rows, and every feature's rows sorted, at its positions
+    # [a, b) of buffer d % 2; a split writes its children's into the other buffer
+    Rb = np.empty((2, m), dtype=np.int32)
+    Sb = np.empty((2, p, m), dtype=np.int32)
+    Rb[0] = np.flatnonzero(keep)
     for f in range(p):
         j = 0
         for k in range(N):
             r = order[f, k]
             if keep[r]:
-                S[f, j] = r
+                Sb[0, f, j] = r
                 j += 1
     cap = 2 * m + 1
     feat = np.full(cap, -1, dtype=np.int64)
@@ -341,7 +344,6 @@ def grow(crit, key, XT, T, T2, w, order, n_out, max_features, msl, mwl, max_dept
     seg = np.zeros((cap, 2), dtype=np.int64)  # a split's children's segments: a, mid, b
     mids = np.zeros(cap, dtype=np.int64)
     goes_left = np.zeros(N, dtype=np.bool_)
-    buf = np.empty(m, dtype=np.int32)
     tot = np.zeros(n_out)
     run = np.zeros(n_out)
     # a split's children's stats (slot 0 left, 1 right), read when they open
@@ -397,8 +399,9 @@ def grow(crit, key, XT, T, T2, w, order, n_out, max_features, msl, mwl, max_dept
             kids[parent, slot] = nid
         depth_of[nid] = depth
         n = b - a
+        rows, S = Rb[depth % 2], Sb[depth % 2]
         if parent < 0:
-            split_stats(crit, key, T, T2, w, rows[a:b].copy(), 0, ch_imp[0], ch_w[0], ch_val[0])
+            split_stats(crit, key, T, T2, w, rows[a:b], 0, ch_imp[0], ch_w[0], ch_val[0])
             imp, ws = ch_imp[0, 0], ch_w[0, 0]
             vals[nid] = ch_val[0, 0]
         else:  # computed by the parent's split
@@ -416,31 +419,20 @@ def grow(crit, key, XT, T, T2, w, order, n_out, max_features, msl, mwl, max_dept
             r = rows[k]
             x = XT[f, r]
             goes_left[r] = ml if np.isnan(x) else float(x) <= t
-        # the children's stats, for the improvement (_split_rows)
-        n_left = 0
+        # the children's rows (left then right, each in order) and sorted rows, then their
+        # stats for the improvement (_split_rows)
+        nxt = (depth + 1) % 2
+        n_left = divide(S, rows, Sb[nxt], Rb[nxt], a, b, goes_left)
         for k in range(a, b):
-            if goes_left[rows[k]]:
-                n_left += 1
-        both = np.empty(n, dtype=np.int32)  # left rows then right rows, each in order
-        i, j = 0, n_left
-        for k in range(a, b):
-            r = rows[k]
-            if goes_left[r]:
-                both[i] = r
-                i += 1
-            else:
-                both[j] = r
-                j += 1
-        split_stats(crit, key, T, T2, w, both, n_left, ch_imp[nid], ch_w[nid], ch_val[nid])
+            goes_left[rows[k]] = False
+        split_stats(crit, key, T, T2, w, Rb[nxt, a:b], n_left, ch_imp[nid], ch_w[nid],
+                    ch_val[nid])
         il, wl, ir = ch_imp[nid, 0], ch_w[nid, 0], ch_imp[nid, 1]
         wr = ws - wl
         imv = (ws / total_weight) * (imp - (wr / ws * ir) - (wl / ws * il))
         if imv + _EPS < min_decrease:
             continue
         feat[nid], thr[nid], mleft[nid], improvement[nid] = f, t, ml, imv
-        divide(S, rows, a, b, goes_left, buf)
-        for k in range(a, b):
-            goes_left[rows[k]] = False
         if best_first:
             seg[nid, 0], mids[nid], seg[nid, 1] = a, a + n_left, b
             open_ids[n_open] = nid
