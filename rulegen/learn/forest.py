@@ -129,6 +129,9 @@ class TreeGrower:
     def grow(self, w: np.ndarray, rng: np.random.Generator) -> Tree:
         spec = self.spec
         min_weight_leaf = spec.min_weight_fraction_leaf * float(w.sum())
+        if self.compiled is not None and min_weight_leaf == 0 and self.oblique is None \
+                and not self.cat_sizes and spec.splitter == "best":
+            return self._grow_compiled(w, rng)
         kw = {"splitter": spec.splitter, "max_features": spec.max_features,
               "min_samples_leaf": spec.min_samples_leaf, "min_weight_leaf": min_weight_leaf,
               "rng": rng}
@@ -140,14 +143,10 @@ class TreeGrower:
                                      categorical=self.cat_sizes, **kw)
         else:
             finder = NumericSplitFinder(self.XT.T, self.T, w, spec.criterion, **kw)
-        if self.compiled is not None and min_weight_leaf == 0 and self.oblique is None \
-                and not self.cat_sizes and spec.splitter == "best":
-            return self._grow_compiled(w, rng)
         limits = GrowthLimits(**{**spec.limits.__dict__, "min_weight_leaf": min_weight_leaf})
         # rows of zero weight (not drawn) take no part in any node, as in scikit-learn
         root = finder.root(np.flatnonzero(w > 0), self.order)
         return TreeBuilder(finder, finder.summarize, limits).build(root)
-
 
     def _grow_compiled(self, w, rng) -> Tree:
         spec, lim = self.spec, self.spec.limits
