@@ -212,3 +212,12 @@ def test_n_jobs_from_the_command_line(tmp_path, capsys):
         assert main([*base, "--param", f"n_jobs={bad}", "-o", str(tmp_path / "bad.json")]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "n_jobs" in err and "Traceback" not in err
+
+
+def test_kernel_constants_are_the_builders():
+    """The kernel keeps its own copies (numba's cache would not see a change in builder.py)."""
+    from rulegen.learn import builder
+
+    assert cart_kernels._BLOCK == builder.NumericSplitFinder._block
+    assert cart_kernels._EPS == builder.EPSILON
+    assert builder.FEATURE_THRESHOLD == np.float32(1e-7)  # written as a literal in the kernel
