@@ -214,7 +214,7 @@ def fit_one(spec, task, cats, X, y, seed):
         med = np.nanmedian(Xtr, axis=0)
         Xtr, Xte = np.where(np.isnan(Xtr), med, Xtr), np.where(np.isnan(Xte), med, Xte)
     warm = 0.0
-    if spec["lib"] in ("lightgbm_style", "xgboost_style") and seed == 0:
+    if spec["lib"] in ("lightgbm_style", "xgboost_style", "random_forest") and seed == 0:
         # its compiled kernels load (from numba's cache) on first use in a process, as a
         # library loads its extension modules on import: a small fit first, timed apart
         t0 = time.perf_counter()
@@ -272,11 +272,11 @@ def _kernels_line(rows) -> str:
     from rulegen.learn import kernels
 
     if not kernels.enabled():
-        return ("rulegen's LightGBM- and XGBoost-style learners ran on numpy alone (numba not "
-                "installed).")
+        return ("rulegen's forest and LightGBM- and XGBoost-style learners ran on numpy alone "
+                "(numba not installed).")
     warm = [a["warm_secs"] for a, _ in rows.values() if a.get("warm_secs")]
     spent = f", {min(warm):.2f}-{max(warm):.2f} s" if warm else ""
-    return ("rulegen's LightGBM- and XGBoost-style learners ran their compiled kernels (numba "
+    return ("rulegen's forest and LightGBM- and XGBoost-style learners ran their compiled kernels (numba "
             f"{kernels.numba.__version__}); each process first loaded them from numba's cache "
             f"with a fit of 2 rounds on 500 rows, not in the fit time{spent}.")
 

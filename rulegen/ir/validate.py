@@ -211,6 +211,42 @@ def _check_support(node, path):
         _finite(node.impurity, f"{path}.impurity")
 
 
+def _floats_ok(vs) -> bool:
+    for v in vs:
+        if type(v) is not float:
+            return False
+    return math.isfinite(sum(vs))  # (a sum that overflows only sends them to the full check)
+
+
+def _plain_ok(node, ni, n, width, numeric, parent) -> bool:
+    """The common node (a leaf of floats; a float threshold split with a default child),
+    checked without formatting paths: learners make hundreds of thousands. False sends it
+    to the full checks, which say what is wrong; True has recorded a split's children."""
+    s, d, imp = node.samples, node.distribution, node.impurity
+    if not ((s is None or (type(s) is float and math.isfinite(s)))
+            and (imp is None or (type(imp) is float and math.isfinite(imp)))
+            and (d is None or _floats_ok(d))):
+        return False
+    if type(node) is Leaf:
+        return len(node.value) == width and _floats_ok(node.value)
+    if type(node) is not Split or type(node.test) is not NumericTest or node.unseen is not None:
+        return False
+    t, kids, m = node.test, node.children, node.missing
+    f, thr = t.feature, t.threshold
+    if not (type(f) is int and 0 <= f < len(numeric) and numeric[f] and t.op in OPS
+            and t.dtype in DTYPES and type(thr) is float and not math.isnan(thr)
+            and (t.dtype != "float32" or math.isinf(thr) or float(np.float32(thr)) == thr)
+            and type(m) is DefaultChild and type(m.child) is int and 0 <= m.child < 2
+            and len(kids) == 2):
+        return False
+    a, b = kids
+    if not (type(a) is int and type(b) is int and ni < a < n and ni < b < n and a != b
+            and parent[a] is None and parent[b] is None):
+        return False
+    parent[a] = parent[b] = ni
+    return True
+
+
 def validate(model: Model) -> Model:
     """Return ``model`` unchanged if it is valid; raise IRValidationError otherwise."""
     if not model.features:
@@ -256,6 +292,7 @@ def validate(model: Model) -> Model:
     if not model.trees:
         _fail("trees", "a model needs at least one tree")
 
+    numeric = [f.kind == "numeric" for f in model.features]
     for ti, tree in enumerate(model.trees):
         tp = f"trees[{ti}]"
         if tree.output is not None:
@@ -272,6 +309,8 @@ def validate(model: Model) -> Model:
             _fail(f"{tp}.nodes", "a tree needs at least one node")
         parent: list[int | None] = [None] * n
         for ni, node in enumerate(tree.nodes):
+            if _plain_ok(node, ni, n, width, numeric, parent):
+                continue
             np_ = f"{tp}.nodes[{ni}]"
             if isinstance(node, Leaf):
                 if len(node.value) != width:

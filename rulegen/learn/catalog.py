@@ -78,7 +78,8 @@ CATALOG: dict[str, LearnerInfo] = {
          "standardize": "Forest-RC: divide the random coefficients by each input's standard "
                         "deviation",
          "random_state": "seed for bootstrap samples, input draws and ties",
-         "voting": "soft (average the trees' probabilities) or hard (majority vote)"}),
+         "voting": "soft (average the trees' probabilities) or hard (majority vote)",
+         "n_jobs": "threads growing trees: None (1), a count, -1 every core (the same model)"}),
     "adaboost": LearnerInfo(
         "adaboost", "AdaBoost (SAMME): weighted votes of shallow CART trees",
         "rulegen.learn.adaboost:AdaBoostClassifier", None,

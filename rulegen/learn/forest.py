@@ -19,14 +19,17 @@ lowest class index), and ``predict_proba`` is then the share of votes.
 
 from __future__ import annotations
 
+import gc
+import os
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
 from rulegen.errors import LearnerError
 from rulegen.ir import evaluate
-from rulegen.ir.nodes import Tree
+from rulegen.ir.nodes import DefaultChild, Leaf, Split, Tree
 from rulegen.learn import frames
 from rulegen.learn.base import (
     ClassifierMixin,
@@ -41,14 +44,21 @@ from rulegen.learn.base import (
     make_model,
     resolve_max_features,
 )
+from rulegen.learn import cart_kernels
 from rulegen.learn.builder import (
     GrowthLimits,
     NumericSplitFinder,
     TreeBuilder,
+    float32_test,
     presort,
 )
 from rulegen.learn.categorical import CartSplitFinder
-from rulegen.learn.criteria import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA
+from rulegen.learn.criteria import (
+    CLASSIFICATION_CRITERIA,
+    REGRESSION_CRITERIA,
+    Gini,
+    SquaredError,
+)
 from rulegen.learn.importance import impurity_importances, r2
 from rulegen.learn.oblique import ObliqueSplitFinder, input_scale
 
@@ -84,11 +94,16 @@ def tree_spec(est, n: int, p: int, criteria: dict, width: int) -> TreeSpec:
                     g.min_weight_fraction_leaf, limits)
 
 
+_MISSING = {True: DefaultChild(0), False: DefaultChild(1)}  # missing left / right
+_COMPILED_CRITERIA = {Gini: cart_kernels.GINI, SquaredError: cart_kernels.SQUARED}
+
+
 class TreeGrower:
     """Grows CART trees on one data set under varying row weights (bootstrap counts,
     boosting weights). The transposed columns are shared by every tree's split finder."""
 
-    def __init__(self, X32, T, spec: TreeSpec, cat_sizes: dict[int, int], oblique: dict | None = None):
+    def __init__(self, X32, T, spec: TreeSpec, cat_sizes: dict[int, int], oblique: dict | None = None,
+                 compiled: bool = False):
         self.XT = np.ascontiguousarray(X32.T)  # X32 = XT.T is a view the finders do not copy
         self.T, self.spec, self.cat_sizes, self.oblique = T, spec, cat_sizes, oblique
         self.order = None
@@ -96,10 +111,27 @@ class TreeGrower:
             # every feature sorted once; each tree's root filters it instead of sorting
             # again (the sort was ~40% of a round of AdaBoost)
             self.order = presort(X32)
+        crit = _COMPILED_CRITERIA.get(type(spec.criterion))
+        # the compiled grower (cart_kernels) where it covers the case: the same trees
+        # (asked for by the forest; AdaBoost's stumps would not repay loading numba)
+        self.compiled = None
+        if compiled and crit is not None and self.order is not None:
+            self.compiled = cart_kernels.load()
+        if self.compiled is not None:
+            self.crit, self.key = crit, cart_kernels.register(spec.criterion)
+            if crit == cart_kernels.GINI:
+                self.T_codes, self.T_float = np.asarray(T, dtype=np.intp), np.zeros((1, 1))
+            else:
+                self.T_codes, self.T_float = np.zeros(1, dtype=np.intp), T
+            self.width = spec.criterion.n_classes if crit == cart_kernels.GINI else T.shape[1]
+            self.tests = {}  # (feature, threshold) -> NumericTest: thresholds recur across trees
 
     def grow(self, w: np.ndarray, rng: np.random.Generator) -> Tree:
         spec = self.spec
         min_weight_leaf = spec.min_weight_fraction_leaf * float(w.sum())
+        if self.compiled is not None and min_weight_leaf == 0 and self.oblique is None \
+                and not self.cat_sizes and spec.splitter == "best":
+            return self._grow_compiled(w, rng)
         kw = {"splitter": spec.splitter, "max_features": spec.max_features,
               "min_samples_leaf": spec.min_samples_leaf, "min_weight_leaf": min_weight_leaf,
               "rng": rng}
@@ -116,13 +148,44 @@ class TreeGrower:
         root = finder.root(np.flatnonzero(w > 0), self.order)
         return TreeBuilder(finder, finder.summarize, limits).build(root)
 
+    def _grow_compiled(self, w, rng) -> Tree:
+        spec, lim = self.spec, self.spec.limits
+        feat, thr, mleft, kids, vals, wsum, imps, count = self.compiled(
+            self.crit, self.key, self.XT, self.T_codes, self.T_float, w, self.order, self.width,
+            spec.max_features, spec.min_samples_leaf, 0.0,
+            -1 if lim.max_depth is None else lim.max_depth, lim.min_samples_split,
+            lim.min_impurity_decrease, lim.max_leaf_nodes or 0, float(w.sum()), rng)
+        # the IR in bulk: per-node Python is what the kernel saves, so little is left here
+        n = count
+        ws = wsum[:n]
+        if self.crit == cart_kernels.GINI:
+            # _Classification.stats: value c / total (numpy divides as Python does)
+            values = list(map(tuple, (vals[:n] / ws[:, None]).tolist()))
+            dists = list(map(tuple, vals[:n].tolist()))
+        else:
+            values = list(map(tuple, vals[:n].tolist()))
+            dists = [None] * n
+        ws, imps = ws.tolist(), imps[:n].tolist()
+        tests, missing = self.tests, _MISSING
+        nodes = []
+        for i, f, t, ml, kid in zip(range(n), feat[:n].tolist(), thr[:n].tolist(),
+                                    mleft[:n].tolist(), kids[:n].tolist()):
+            if f < 0:
+                nodes.append(Leaf(values[i], ws[i], dists[i], imps[i]))
+                continue
+            test = tests.get((f, t))
+            if test is None:
+                test = tests[(f, t)] = float32_test(f, t)
+            nodes.append(Split(test, tuple(kid), missing[ml], None, ws[i], dists[i], imps[i]))
+        return Tree(nodes=tuple(nodes))
+
 
 # --- the forest ---------------------------------------------------------------------------
 
 _PARAMS = ("n_estimators", "criterion", "max_depth", "min_samples_split", "min_samples_leaf",
            "min_weight_fraction_leaf", "max_features", "max_leaf_nodes", "min_impurity_decrease",
            "bootstrap", "max_samples", "oob_score", "splitter", "split", "n_combined",
-           "n_combinations", "standardize", "random_state")
+           "n_combinations", "standardize", "random_state", "n_jobs")
 
 
 class _BaseForest(Estimator):
@@ -177,6 +240,7 @@ class _BaseForest(Estimator):
         n, p = X32.shape
         cat_labels = self._check_categorical(X32, names, categorical_features, categories)
         n_draw, oblique = self._check_forest(n, p, cat_labels)
+        n_jobs = _threads(self.n_jobs)
         if self._classifier and self.voting not in ("soft", "hard"):
             bad("voting", self.voting, "'soft' (average probabilities) or 'hard' (majority vote)")
         T, target, fitted = self._encode_y(y, n)
@@ -191,28 +255,39 @@ class _BaseForest(Estimator):
             scale = input_scale(X64, w, cat_labels) if self.standardize else scale
             oblique.update(X64T=np.ascontiguousarray(X64.T), scale=scale)
         features = features_of(names, cat_labels)
-        grower = TreeGrower(X32, T, spec, {j: len(v) for j, v in cat_labels.items()}, oblique)
+        grower = TreeGrower(X32, T, spec, {j: len(v) for j, v in cat_labels.items()}, oblique,
+                            compiled=True)
         del X32  # the grower holds its own transposed copy
         self._seeds = np.random.SeedSequence(self.random_state).spawn(self.n_estimators)
         self._n_draw = n_draw if self.bootstrap else None  # None: no bootstrap
         oob = _OOB(n, width) if self.oob_score else None
-        trees = []
-        for i in range(self.n_estimators):
+
+        def grow(i):
             rng = np.random.default_rng(self._seeds[i])
             counts = self._counts(rng, n)
             wt = w * counts
             if not (wt > 0).any():
                 raise LearnerError(f"the bootstrap sample of tree {i} holds only rows of zero "
                                    "weight; raise max_samples or give those rows weight")
-            tree = grower.grow(wt, rng)
-            trees.append(tree)
-            if oob is not None:
-                oob.add(tree, X64, features, counts == 0, self._classifier and self.voting == "hard")
-            if progress is not None:
-                progress(i + 1, self.n_estimators)
+            return counts, grower.grow(wt, rng)
+
+        trees = []
+        with _pool(n_jobs) as pool, _collector_paused():
+            # threads: each tree draws from its own seed, so n_jobs cannot change a tree;
+            # results come back in tree order (OOB sums and progress as with one thread)
+            for i, (counts, tree) in enumerate(pool.map(grow, range(self.n_estimators))):
+                trees.append(tree)
+                if oob is not None:
+                    oob.add(tree, X64, features, counts == 0,
+                            self._classifier and self.voting == "hard")
+                if progress is not None:
+                    progress(i + 1, self.n_estimators)
         aggregation = "vote" if self._classifier and self.voting == "hard" else "mean"
-        self.model_ = make_model(names, cat_labels, target, trees, "random_forest",
-                                 self.get_params(), n, aggregation=aggregation)
+        # n_jobs decides the time only: the model (its provenance too) is the same without it
+        params = {k: v for k, v in self.get_params().items() if k != "n_jobs"}
+        with _collector_paused():
+            self.model_ = make_model(names, cat_labels, target, trees, "random_forest", params,
+                                     n, aggregation=aggregation)
         self._set_fitted(fitted, names)
         self.input_scale_ = scale
         self.feature_importances_ = impurity_importances(self.model_, scale=scale)
@@ -247,6 +322,53 @@ class _BaseForest(Estimator):
             self.oob_score_ = r2(T[seen], decision[seen])
 
 
+@contextmanager
+def _collector_paused():
+    """Python's cyclic garbage collector off while trees are made: a forest is hundreds of
+    thousands of small IR objects (no cycles among them), and each collection would walk
+    all those made so far again -- a quarter of a fully grown forest's fit time. The
+    collector's state is restored after (left off if it was off)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _threads(n_jobs) -> int:
+    """scikit-learn's n_jobs: None is 1, -1 every core, -2 all but one, and so on."""
+    if n_jobs is None:
+        return 1
+    if not is_int(n_jobs) or n_jobs == 0:
+        bad("n_jobs", n_jobs, "None, a positive number of threads or -1 (every core)")
+    cores = os.cpu_count() or 1
+    return int(n_jobs) if n_jobs > 0 else max(1, cores + 1 + int(n_jobs))
+
+
+class _Serial:
+    """The pool of one thread: the trees grown in the caller's thread."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    @staticmethod
+    def map(fn, items):
+        return map(fn, items)
+
+
+def _pool(n_jobs):
+    if n_jobs == 1:
+        return _Serial()
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(n_jobs)
+
+
 class _OOB:
     """Running sums of each row's predictions by the trees it was out of bag for."""
 
@@ -276,7 +398,8 @@ class RandomForestClassifier(ClassifierMixin, _BaseForest):
                  min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features="sqrt",
                  max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=True, max_samples=None,
                  oob_score=False, splitter="best", split="axis", n_combined=3,
-                 n_combinations=None, standardize=True, random_state=None, voting="soft"):
+                 n_combinations=None, standardize=True, random_state=None, voting="soft",
+                 n_jobs=None):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -296,6 +419,7 @@ class RandomForestClassifier(ClassifierMixin, _BaseForest):
         self.standardize = standardize
         self.random_state = random_state
         self.voting = voting
+        self.n_jobs = n_jobs
 
 
 class RandomForestRegressor(RegressorMixin, _BaseForest):
@@ -309,7 +433,7 @@ class RandomForestRegressor(RegressorMixin, _BaseForest):
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_features=1.0, max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=True,
                  max_samples=None, oob_score=False, splitter="best", split="axis", n_combined=3,
-                 n_combinations=None, standardize=True, random_state=None):
+                 n_combinations=None, standardize=True, random_state=None, n_jobs=None):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -328,3 +452,4 @@ class RandomForestRegressor(RegressorMixin, _BaseForest):
         self.n_combinations = n_combinations
         self.standardize = standardize
         self.random_state = random_state
+        self.n_jobs = n_jobs
