@@ -55,6 +55,12 @@ CASES = [  # (task, estimator parameters, sample weights?)
 ]
 
 
+@pytest.fixture(autouse=True)
+def _always_compiled(monkeypatch):
+    """These forests are small: the kernel is asked for whatever their size."""
+    monkeypatch.setattr(forest, "MIN_COMPILED_WORK", 0)
+
+
 def fit_both(monkeypatch, cls, params, X, y, sw):
     """The same forest grown with the kernel and without; asserts the kernel ran."""
     calls = []

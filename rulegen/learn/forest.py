@@ -98,6 +98,11 @@ _MISSING = {True: DefaultChild(0), False: DefaultChild(1)}  # missing left / rig
 _COMPILED_CRITERIA = {Gini: cart_kernels.GINI, SquaredError: cart_kernels.SQUARED}
 
 
+# Trees x rows below which a forest keeps the numpy finder (the same trees): loading numba and
+# its cached kernels (~0.5 s) costs more than a few trees on a few hundred rows take.
+MIN_COMPILED_WORK = 20_000
+
+
 class TreeGrower:
     """Grows CART trees on one data set under varying row weights (bootstrap counts,
     boosting weights). The transposed columns are shared by every tree's split finder."""
@@ -256,7 +261,7 @@ class _BaseForest(Estimator):
             oblique.update(X64T=np.ascontiguousarray(X64.T), scale=scale)
         features = features_of(names, cat_labels)
         grower = TreeGrower(X32, T, spec, {j: len(v) for j, v in cat_labels.items()}, oblique,
-                            compiled=True)
+                            compiled=self.n_estimators * n >= MIN_COMPILED_WORK)
         del X32  # the grower holds its own transposed copy
         self._seeds = np.random.SeedSequence(self.random_state).spawn(self.n_estimators)
         self._n_draw = n_draw if self.bootstrap else None  # None: no bootstrap
