@@ -217,8 +217,8 @@ def test_fixtures_are_there():
 @pytest.mark.parametrize(("name", "shown"), [
     # Weka's soybean.arff declares fruit-spots = distort, which no row has: J48's split on
     # fruit-spots has an empty fifth branch (issue 20: 61 leaves / 93 nodes, not 60 / 92)
-    ("soybean_declared", ["root / leafspot-size = gt-1/8 / roots = norm / mold-growth = absent: "
-                          "split on fruit-spots (4 branches) != J48 fruit-spots (5)"]),
+    ("soybean_declared", ["root / leafspot-size = gt-1/8 / roots = norm / mold-growth = absent"
+                          + ": split on fruit-spots (4 branches) != J48 fruit-spots (5)"]),
     # a's sixth, unseen value makes it many-valued (6 >= 0.3 x 20): it leaves the average
     # gain, b reaches it and wins on gain ratio; with five values a is the root
     ("declared_values", ["root: split on a (5 branches) != J48 b (2)"]),
@@ -558,3 +558,4 @@ def test_bad_calls():
         C45Classifier().predict(np.zeros((1, 1)))
     with pytest.raises(LearnerError, match="not a category code"):
         C45Classifier().fit(np.array([[0.5], [1.0]]), [0, 1], categorical_features=[0])
+

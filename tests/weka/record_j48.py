@@ -179,7 +179,7 @@ def main(argv=None) -> int:
                              capture_output=True, text=True).stdout.split()[0]
     for name, (csv_name, keep, option_sets) in DATASETS.items():
         arff = OUT / f"{name}.arff"
-        levels = declared_levels(DECLARED[name], Path(args.weka_examples)) if name in DECLARED else None
+        levels = DECLARED.get(name) and declared_levels(DECLARED[name], Path(args.weka_examples))
         arff.write_text(to_arff(_source_text(Path(args.data), csv_name), name, keep, levels))
         parts = [f"# Weka {version} J48 on {arff.name}, recorded by tests/weka/record_j48.py"]
         for opts in option_sets:
