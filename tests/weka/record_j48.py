@@ -1,7 +1,7 @@
 """Regenerate the recorded Weka J48 outputs that tests/test_c45.py compares with.
 
-Needs Java and Weka 3.6 (``/usr/share/java/weka.jar``); CI does not, the tests only read
-what this script wrote. Run from the repository root:
+Needs Java and Weka 3.6 (``/usr/share/java/weka.jar`` and its example ARFF files, both from
+Debian's ``weka`` package); CI does not, the tests only read what this script wrote. Run from the repository root:
 
     python3 tests/weka/record_j48.py [--data /work/shared/data] [--weka /usr/share/java/weka.jar]
         [--weka-examples /usr/share/doc/weka/examples]
