@@ -7,6 +7,7 @@ line, exit 2), raised as ``RulegenError`` or click usage errors.
 from __future__ import annotations
 
 import inspect
+import json
 import sys
 import time
 
@@ -76,6 +77,11 @@ def _parse_param(text: str):
 @click.option("--categorical", "declared", multiple=True, metavar="COLUMN",
               help="Treat this column as categorical even if it looks numeric, repeatable "
                    "(columns that are mostly text are categorical anyway).")
+@click.option("--levels", "levels_path", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE", help="A JSON object {column: [level, ...]}: these columns are "
+                   "categorical with exactly these levels in this order, including levels the "
+                   "data does not show (as an ARFF header declares them); for the target, the "
+                   "classes (c45 only).")
 @click.option("--drop-missing-target", is_flag=True,
               help="Leave out rows whose target cell is empty (default: such a row is an error).")
 @click.option("--progress/--no-progress", default=None,
@@ -83,13 +89,14 @@ def _parse_param(text: str):
                    "terminal).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="Where to write the model: a rules file (.rules) or rulegen IR JSON.")
-def fit(data, target_col, algorithm, task, params, ignored, declared, drop_missing_target,
-        progress, output):
+def fit(data, target_col, algorithm, task, params, ignored, declared, levels_path,
+        drop_missing_target, progress, output):
     """Fit a tree on a CSV file and save it as a model.
 
     DATA is a CSV file with a header row; an empty cell is missing. Every column
     except --target is a feature: numeric if all its cells are numbers, categorical if
-    most are text (categories: the distinct cells, sorted) or if named by --categorical.
+    most are text (categories: the distinct cells, sorted) or if named by --categorical
+    or --levels (categories: exactly the levels given there, in their order).
     A mostly numeric column with a few text cells is an error naming the first one: it
     is more likely a typo than a category.
 
@@ -113,6 +120,12 @@ def fit(data, target_col, algorithm, task, params, ignored, declared, drop_missi
             table = table.without_rows(empty)
             say(f"left out {len(empty)} of {table.n_rows + len(empty)} rows whose "
                 f"{target_col!r} is empty")
+    levels = _read_levels(levels_path, table) if levels_path else {}
+    if target_col in levels:
+        if task == "regression":
+            raise click.BadParameter(f"{levels_path} declares levels for the target "
+                                     f"{target_col!r}, which makes it a class", param_hint="--task")
+        task = "classification"
     task, y, classes = target_column(table, target_col, task)
     for name in ignored:
         table.index(name)  # an unknown column is an error that lists the real ones
@@ -123,7 +136,14 @@ def fit(data, target_col, algorithm, task, params, ignored, declared, drop_missi
         if table.index(name) not in cols:
             raise click.BadParameter(f"{name!r} is the target or an ignored column, not a "
                                      "feature", param_hint="--categorical")
-    X, names, categories = design_matrix(table, cols, declared)
+    for name in levels:
+        if name != target_col and table.index(name) not in cols:
+            raise click.BadParameter(f"{levels_path}: {name!r} is an ignored column",
+                                     param_hint="--levels")
+    X, names, categories = design_matrix(table, cols, (*declared, *levels))
+    for k, j in enumerate(cols):
+        if table.columns[j] in levels:
+            categories[k], X[:, k] = _level_codes(table, j, levels, levels_path)
     with np.errstate(over="ignore"):
         beyond = ~np.isnan(X) & ~np.isfinite(X.astype(np.float32))
     if beyond.any():  # the learners would say so too, but by array index, not by line
@@ -137,6 +157,14 @@ def fit(data, target_col, algorithm, task, params, ignored, declared, drop_missi
     bar = _Progress(progress if progress is not None else sys.stderr.isatty())
     if "progress" in inspect.signature(estimator.fit).parameters:
         extra["progress"] = bar
+    if target_col in levels:
+        if "classes" not in inspect.signature(estimator.fit).parameters:
+            raise click.BadParameter(f"{levels_path} declares the classes of {target_col!r}, "
+                                     f"but {algorithm} cannot take declared classes (c45 can); "
+                                     "leave the target out of the file", param_hint="--levels")
+        classes, y = _level_codes(table, table.index(target_col), levels, levels_path)
+        y = y.astype(np.int64)
+        extra["classes"] = list(classes)
     start = time.perf_counter()
     try:
         if task == "classification":
@@ -152,6 +180,46 @@ def fit(data, target_col, algorithm, task, params, ignored, declared, drop_missi
     save_model(model, output)
     say(f"fitted {algorithm} ({task}) on {table.n_rows} rows x {len(names)} features in "
          f"{time.perf_counter() - start:.2f}s: {summary(model)}; wrote {output}")
+
+
+def _read_levels(path: str, table) -> dict:
+    """--levels FILE: {column: levels}, each a list of distinct strings or integers."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except OSError as e:
+        raise DataError(f"{path}: cannot read the levels file: {e.strerror}") from None
+    except ValueError as e:
+        raise DataError(f"{path}: not a JSON levels file ({e})") from None
+    if not isinstance(data, dict):
+        raise DataError(f"{path}: expected a JSON object {{\"column\": [\"level\", ...]}}")
+    out = {}
+    for name, labels in data.items():
+        table.index(name)  # an unknown column is an error that lists the real ones
+        ok = isinstance(labels, list) and labels and all(
+            isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool)) for v in labels)
+        text = [str(v) for v in labels] if ok else []
+        if not ok or len(set(text)) != len(text):
+            raise DataError(f"{path}: the levels of {name!r} must be a list of distinct strings "
+                            f"or integers, got {labels!r}")
+        ints = all(isinstance(v, int) for v in labels)
+        out[name] = tuple(labels) if ints else tuple(text)
+    return out
+
+
+def _level_codes(table, j: int, levels: dict, path: str):
+    """(labels, codes) of column j by its declared levels; a cell not among them is an error."""
+    labels = levels[table.columns[j]]
+    index = {str(v): i for i, v in enumerate(labels)}
+    codes = np.full(table.n_rows, np.nan)
+    for i, v in enumerate(table.cells[j]):
+        if v is None:
+            continue
+        if v not in index:
+            raise DataError(f"{table.source}:{table.line_of(i)}: column {table.columns[j]!r}: "
+                            f"{v!r} is not among its levels in {path}")
+        codes[i] = index[v]
+    return labels, codes
 
 
 class _Progress:

@@ -25,8 +25,11 @@ What the learner does (details and the differences from J48 in docs/learners/c45
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
+from rulegen.errors import LearnerError
 from rulegen.ir.nodes import Blend, Leaf, MultiwayTest, NumericTest, Split, Tree
 from rulegen.learn import frames
 from rulegen.learn.base import (
@@ -84,16 +87,21 @@ class C45Classifier(ClassifierMixin, Estimator):
             bad("error_estimate", self.error_estimate, " or ".join(map(repr, ERROR_ESTIMATES)))
 
     def fit(self, X, y, sample_weight=None, feature_names=None, categorical_features=None,
-            categories=None):
+            categories=None, classes=None):
         """Fit on ``X`` (n_samples, n_features), NaN for missing. ``categorical_features``
         lists the categorical columns (indices or names), whose values are codes 0..m-1;
         ``categories`` optionally maps a column to its labels (code i is ``labels[i]``)
-        and so fixes its number of branches."""
+        and so fixes its number of branches. ``classes`` optionally lists every class
+        label in order, including classes y does not show (as an ARFF header declares
+        them for J48): their number enters the minimum split weight, their order breaks
+        ties, and ``classes_`` and the probability columns follow it."""
         X32, names = self._check_X(X, feature_names)
         n, _ = X32.shape
         cat_labels = self._check_categorical(X32, names, categorical_features, categories)
         self._check_params()
         codes, target, fitted = self._encode_y(y, n)
+        if classes is not None:
+            codes, target, fitted = _declare_classes(codes, target, classes)
         w, _ = self._check_weights(sample_weight, n)
         X64 = np.asarray(frames.as_numbers(X))
         X64 = X64.astype(np.float64) if X64.dtype != np.float64 else X64
@@ -137,6 +145,28 @@ class C45Classifier(ClassifierMixin, Estimator):
                 stack.append(len(tree.nodes))
                 tree.nodes.append(Node(rows, ww, class_totals(y[rows], ww, n_classes)))
         return tree
+
+
+def _declare_classes(codes, target, classes):
+    """Codes, target and fitted attributes for the declared class list ``classes``."""
+    declared = list(classes) if isinstance(classes, (list, tuple, np.ndarray)) else None
+    if not declared or any(isinstance(c, (bool, np.bool_)) for c in declared):
+        raise LearnerError(f"classes must be a non-empty list of class labels, got {classes!r}")
+    labels = [int(c) if isinstance(c, (int, np.integer)) else c for c in declared]
+    labels = [str(c) if isinstance(c, np.str_) else c for c in labels]
+    kinds = {int if isinstance(c, int) else str if isinstance(c, str) else None for c in labels}
+    if len(kinds) != 1 or None in kinds or len(set(labels)) != len(labels):
+        raise LearnerError(f"classes must be distinct labels, all integers or all strings, "
+                           f"got {classes!r}")
+    where = {c: i for i, c in enumerate(labels)}
+    absent = [c for c in target.classes if c not in where]
+    if absent:
+        raise LearnerError(f"y has the class {absent[0]!r}, which classes does not list "
+                           f"({', '.join(map(repr, labels))})")
+    remap = np.array([where[c] for c in target.classes], dtype=np.intp)
+    target = replace(target, classes=tuple(labels))
+    fitted = {"classes_": np.array(labels), "n_classes_": len(labels)}
+    return remap[codes], target, fitted
 
 
 def _training_value(values: np.ndarray, mid: float) -> float:
