@@ -36,3 +36,25 @@ def pytest_make_collect_report(collector):
 def pytest_addoption(parser):
     parser.addoption("--update-goldens", action="store_true",
                      help="rewrite tests/golden/ from the current generators instead of comparing")
+
+
+# --- the kernel tests (test_kernels.py, test_newton_hist.py): numba kernels against numpy ----
+
+
+@pytest.fixture
+def kernels_compiled():
+    """For modules that compare the compiled kernels themselves (``pytestmark =
+    pytest.mark.usefixtures("kernels_compiled")``): numba is loaded."""
+    from rulegen.learn import kernels
+
+    assert kernels.enabled()
+
+
+@pytest.fixture
+def numpy_only(monkeypatch):
+    """``numpy_only()`` turns the kernels off for the rest of the test."""
+    from rulegen.learn import kernels
+
+    def off():
+        monkeypatch.setattr(kernels, "ENABLED", False)
+    return off

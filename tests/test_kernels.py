@@ -29,23 +29,9 @@ from rulegen.learn.xgb import XGBoostStyleClassifier, XGBoostStyleRegressor
 
 pytest.importorskip("numba")
 
+from kernelcheck import bits
 
-@pytest.fixture(autouse=True)
-def compiled():
-    """Every test here compares the compiled kernels themselves: numba is loaded."""
-    assert kernels.enabled()
-
-
-@pytest.fixture
-def numpy_only(monkeypatch):
-    def off():
-        monkeypatch.setattr(kernels, "ENABLED", False)
-    return off
-
-
-def bits(a):
-    """An array's exact float64 bits (NaN, -0.0 and all)."""
-    return np.ascontiguousarray(a, dtype=np.float64).view(np.int64)
+pytestmark = pytest.mark.usefixtures("kernels_compiled")
 
 
 def mixed_data(seed, n=700, n_cat=40):

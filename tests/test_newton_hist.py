@@ -17,21 +17,9 @@ from rulegen.learn.xgb import XGBoostStyleClassifier, XGBoostStyleRegressor
 
 pytest.importorskip("numba")
 
+from kernelcheck import bits
 
-@pytest.fixture(autouse=True)
-def compiled():
-    assert kernels.enabled()
-
-
-@pytest.fixture
-def numpy_only(monkeypatch):
-    def off():
-        monkeypatch.setattr(kernels, "ENABLED", False)
-    return off
-
-
-def bits(a):
-    return np.ascontiguousarray(a, dtype=np.float64).view(np.int64)
+pytestmark = pytest.mark.usefixtures("kernels_compiled")
 
 
 def odd_data(seed, n=900, inf=True):
