@@ -2,7 +2,10 @@
 
 The estimators validate input, encode targets and emit the IR; the search itself
 is :class:`rulegen.learn.builder.NumericSplitFinder` grown by the shared
-:class:`~rulegen.learn.builder.TreeBuilder`. Semantics follow scikit-learn 1.9:
+:class:`~rulegen.learn.builder.TreeBuilder`, or, for numeric gini / squared-error trees on
+``forest.MIN_COMPILED_WORK`` rows or more with numba installed, the random forest's compiled
+grower (:mod:`rulegen.learn.cart_kernels`), which grows the same tree node for node.
+Semantics follow scikit-learn 1.9:
 
 * X is cast to float32 and learning happens on those values; values closer than
   sklearn's FEATURE_THRESHOLD (1e-7, added in float32) count as equal.
