@@ -164,8 +164,8 @@ def _min_compiled_work() -> int:
 
 
 def fit_table(results: list[dict]) -> str:
-    lines = ["| rows x features | classes | max_depth | leaves (rulegen / sklearn) | grower "
-             "| first fit rulegen | fit rulegen | fit sklearn | rulegen / sklearn |",
+    lines = [("| rows x features | classes | max_depth | leaves (rulegen / sklearn) | grower "
+              "| first fit rulegen | fit rulegen | fit sklearn | rulegen / sklearn |"),
              "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         lines.append(

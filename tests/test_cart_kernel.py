@@ -11,8 +11,8 @@ import pytest
 
 pytest.importorskip("numba")
 
-from rulegen.learn import cart_kernels, forest  # noqa: E402
-from rulegen.learn.cart import CARTClassifier, CARTRegressor  # noqa: E402
+from rulegen.learn import cart_kernels, forest
+from rulegen.learn.cart import CARTClassifier, CARTRegressor
 
 
 def data(seed, n, p, task, n_classes=3, n_outputs=1):
