@@ -167,3 +167,26 @@ def test_small_trees_do_not_load_numba(monkeypatch):
     monkeypatch.setattr(forest, "MIN_COMPILED_WORK", 1000)
     CARTClassifier(random_state=0).fit(X, y)
     assert calls == [1]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("seed", range(16))
+def test_adversarial_values(monkeypatch, seed):
+    """Signed zeros, subnormals, values a float step apart, huge and tiny scales, NaN, weights
+    from 0 to 1e10, up to 60 classes: the same trees and node values."""
+    rng = np.random.default_rng(900 + seed)
+    n, p = int(rng.integers(20, 300)), int(rng.integers(1, 6))
+    X = rng.normal(size=(n, p)) * 10.0 ** rng.integers(-40, 36, size=p)
+    specials = np.array([0.0, -0.0, 1e-45, -1e-45, 3.4e38, np.nan, 1e-7, 1.00000001,
+                         float(np.nextafter(np.float32(1.0), np.float32(2.0)))])
+    X = np.where(rng.random((n, p)) < 0.2, rng.choice(specials, size=(n, p)), X)
+    sw = rng.choice([0.0, 1e-30, 0.5, 1.0, 7.0, 1e10], size=n) if seed % 2 else None
+    params = {"random_state": seed, "min_samples_leaf": int(rng.integers(1, 4)),
+              "max_features": int(rng.integers(1, p + 1)),
+              "max_leaf_nodes": int(rng.integers(2, 30)) if seed % 3 == 0 else None,
+              "max_depth": int(rng.integers(1, 8)) if seed % 4 == 1 else None}
+    y = rng.integers(0, int(rng.integers(2, 60)), n)
+    yr = rng.normal(size=n) * 10.0 ** rng.integers(-5, 5)
+    for cls, target in ((CARTClassifier, y), (CARTRegressor, yr)):
+        compiled, plain = fit_both(monkeypatch, cls, params, X, target, sw)
+        assert_same(compiled, plain)
