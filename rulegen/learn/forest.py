@@ -127,7 +127,7 @@ class TreeGrower:
             self.order = presort(X32)
         crit = _COMPILED_CRITERIA.get(type(spec.criterion))
         # the compiled grower (cart_kernels) where it covers the case: the same trees
-        # (asked for by the forest; AdaBoost's stumps would not repay loading numba)
+        # (asked for by the forest and by CART; AdaBoost's stumps would not repay loading numba)
         self.compiled = None
         if compiled and crit is not None and self.order is not None:
             self.compiled = cart_kernels.load()
