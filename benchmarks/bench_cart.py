@@ -3,6 +3,8 @@ scikit-learn's predict, on the same 100k x 20 data, reported as ratios.
 
     python benchmarks/bench_cart.py                 # full run (a few minutes)
     python benchmarks/bench_cart.py --rows 20000    # quicker
+    PYTHONPATH=. python benchmarks/bench_cart.py --classes 200 --rows 20000 --depths 10 --fit-only
+                                                    # fit only, many classes, interleaved
 
 Prints a markdown table; ``--write`` also replaces the CART section of docs/BENCHMARKS.md.
 Timings are the best of ``--repeat`` runs in one process (wall clock, one thread).
@@ -49,14 +51,17 @@ int main(int argc, char **argv) {
 """
 
 
-def make_data(n: int, p: int, task: str, seed: int = 0):
+def make_data(n: int, p: int, task: str, seed: int = 0, classes: int = 3):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(2 * n, p))
     X[:, :4] = np.round(X[:, :4] * 3)  # integer-valued columns: ties at thresholds
     signal = X[:, 0] * X[:, 1] + np.sin(3 * X[:, 2]) + (X[:, 3] > 1) - 0.5 * X[:, 4] ** 2
     noise = rng.normal(scale=0.5, size=2 * n)
-    if task == "classification":
+    if task == "classification" and classes == 3:
         y = np.digitize(signal + noise, [-1.0, 0.5])  # 3 classes
+    elif task == "classification":  # classes of equal size: quantiles of the score
+        score = signal + noise
+        y = np.digitize(score, np.quantile(score[:n], np.linspace(0, 1, classes + 1)[1:-1]))
     else:
         y = signal + noise
     return X[:n], y[:n], X[n:], y[n:]
@@ -127,6 +132,50 @@ def bench(task: str, n: int, p: int, max_depth, repeat: int) -> dict:
     }
 
 
+def bench_fit(n: int, p: int, max_depth, classes: int, repeat: int) -> dict:
+    """Classification fit times only, rulegen and scikit-learn alternating (a loaded
+    machine slows both alike); the first rulegen fit, which loads numba, kept apart."""
+    import sklearn
+    from sklearn.tree import DecisionTreeClassifier as SkC
+
+    from rulegen.learn import CARTClassifier, cart_kernels
+
+    X, y, _, _ = make_data(n, p, "classification", classes=classes)
+    ours = CARTClassifier(max_depth=max_depth, random_state=0)
+    theirs = SkC(max_depth=max_depth, random_state=0)
+    t = time.perf_counter()
+    ours.fit(X, y)
+    first = time.perf_counter() - t
+    t_ours, t_theirs = [], []
+    for _ in range(repeat):
+        t_ours.append(best_of(lambda: ours.fit(X, y), 1))
+        t_theirs.append(best_of(lambda: theirs.fit(X, y), 1))
+    return {"rows": n, "features": p, "classes": len(np.unique(y)), "max_depth": max_depth,
+            "leaves": ours.get_n_leaves(), "sk_leaves": theirs.get_n_leaves(),
+            "first_fit_s": first, "fit_rulegen_s": min(t_ours), "fit_sklearn_s": min(t_theirs),
+            "compiled": bool(cart_kernels.load()) and n >= _min_compiled_work(),
+            "sklearn": sklearn.__version__}
+
+
+def _min_compiled_work() -> int:
+    from rulegen.learn import forest
+
+    return forest.MIN_COMPILED_WORK
+
+
+def fit_table(results: list[dict]) -> str:
+    lines = [("| rows x features | classes | max_depth | leaves (rulegen / sklearn) | grower "
+              "| first fit rulegen | fit rulegen | fit sklearn | rulegen / sklearn |"),
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        lines.append(
+            f"| {r['rows']} x {r['features']} | {r['classes']} | {r['max_depth']} "
+            f"| {r['leaves']} / {r['sk_leaves']} | {'compiled' if r['compiled'] else 'numpy'} "
+            f"| {r['first_fit_s']:.2f} s | {r['fit_rulegen_s']:.2f} s "
+            f"| {r['fit_sklearn_s']:.2f} s | {r['fit_rulegen_s'] / r['fit_sklearn_s']:.2f} |")
+    return "\n".join(lines)
+
+
 def table(results: list[dict]) -> str:
     lines = [
         "| task | max_depth | leaves (rulegen / sklearn) | fit rulegen | fit sklearn "
@@ -152,9 +201,22 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--depths", default="8,none",
                     help="comma-separated max_depth values ('none' = unlimited)")
+    ap.add_argument("--classes", type=int, default=3,
+                    help="classes of the classification target (3: the usual cut of the score)")
+    ap.add_argument("--fit-only", action="store_true",
+                    help="classification fit times only, rulegen and sklearn interleaved")
     ap.add_argument("--write", action="store_true", help="update docs/BENCHMARKS.md")
     args = ap.parse_args()
     depths = [None if d.strip().lower() == "none" else int(d) for d in args.depths.split(",")]
+    if args.fit_only:
+        import rulegen
+
+        fits = [bench_fit(args.rows, args.features, d, args.classes, args.repeat) for d in depths]
+        print(f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+              f"{platform.python_version()}, scikit-learn {fits[0]['sklearn']}; rulegen from "
+              f"{Path(rulegen.__file__).parent}; best of {args.repeat}, interleaved; load "
+              f"{os.getloadavg()[0]:.2f}.\n\n{fit_table(fits)}")
+        return 0
     results = []
     for task in ("classification", "regression"):
         for depth in depths:

@@ -2,7 +2,10 @@
 
 The estimators validate input, encode targets and emit the IR; the search itself
 is :class:`rulegen.learn.builder.NumericSplitFinder` grown by the shared
-:class:`~rulegen.learn.builder.TreeBuilder`. Semantics follow scikit-learn 1.9:
+:class:`~rulegen.learn.builder.TreeBuilder`, or, for numeric gini / squared-error trees on
+``forest.MIN_COMPILED_WORK`` rows or more with numba installed, the random forest's compiled
+grower (:mod:`rulegen.learn.cart_kernels`), which grows the same tree node for node.
+Semantics follow scikit-learn 1.9:
 
 * X is cast to float32 and learning happens on those values; values closer than
   sklearn's FEATURE_THRESHOLD (1e-7, added in float32) count as equal.
@@ -42,7 +45,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from rulegen.learn import pruning
+from rulegen.learn import cart_kernels, forest, pruning
 from rulegen.learn.base import (
     ClassifierMixin,
     Estimator,
@@ -126,9 +129,31 @@ class _BaseTree(Estimator):
         min_weight_leaf = self.min_weight_fraction_leaf * (float(w.sum()) if weighted else n)
         width = len(target.classes) if target.task == "classification" else target.n_outputs
         criterion = self._criteria[self.criterion](width)
+        rng = np.random.default_rng(self.random_state)
+        limits = GrowthLimits(max_depth=self.max_depth, min_samples_split=max(mss, 2 * msl),
+                              min_samples_leaf=msl, min_weight_leaf=min_weight_leaf,
+                              min_impurity_decrease=float(self.min_impurity_decrease),
+                              max_leaf_nodes=self.max_leaf_nodes)
+        grown = None
+        if (not cat_labels and self.missing == "learned" and min_weight_leaf == 0
+                and forest.compiled_covers(criterion, self.splitter, n)):
+            grown = _grow_compiled(X32, T, w, criterion, mf, msl, limits, rng)
+        if grown is not None:
+            tree, node_values = grown
+        else:
+            tree, node_values = self._grow_numpy(X32, T, w, criterion, cat_labels, mf, msl,
+                                                 limits, rng)
+        self.model_, values = post_prune(
+            self, X, y, sample_weight, cat_labels, tree, node_values,
+            lambda t: make_model(names, cat_labels, target, t, "cart", self.get_params(), n))
+        # each node's value as a leaf (the IR keeps none on splits): for pruning later
+        self.node_values_ = tuple(values)
+        self._set_fitted(fitted, names)
+        return self
+
+    def _grow_numpy(self, X32, T, w, criterion, cat_labels, mf, msl, limits, rng):
         finder_kw = {"splitter": self.splitter, "max_features": mf, "min_samples_leaf": msl,
-                     "min_weight_leaf": min_weight_leaf,
-                     "rng": np.random.default_rng(self.random_state)}
+                     "min_weight_leaf": limits.min_weight_leaf, "rng": rng}
         if cat_labels:
             finder = CartSplitFinder(X32, T, w, criterion,
                                      categorical={j: len(v) for j, v in cat_labels.items()},
@@ -137,21 +162,10 @@ class _BaseTree(Estimator):
             finder = NumericSplitFinder(X32, T, w, criterion, **finder_kw)
         if self.missing == "surrogate":
             finder = SurrogateSplitFinder(finder, self.max_surrogates)
-        limits = GrowthLimits(max_depth=self.max_depth, min_samples_split=max(mss, 2 * msl),
-                              min_samples_leaf=msl, min_weight_leaf=min_weight_leaf,
-                              min_impurity_decrease=float(self.min_impurity_decrease),
-                              max_leaf_nodes=self.max_leaf_nodes)
         # rows of zero weight take no part in any node (as in sklearn)
         root = finder.root(np.flatnonzero(w > 0))
         builder = TreeBuilder(finder, finder.summarize, limits)
-        tree = builder.build(root)
-        self.model_, values = post_prune(
-            self, X, y, sample_weight, cat_labels, tree, builder.node_values,
-            lambda t: make_model(names, cat_labels, target, t, "cart", self.get_params(), n))
-        # each node's value as a leaf (the IR keeps none on splits): for pruning later
-        self.node_values_ = tuple(values)
-        self._set_fitted(fitted, names)
-        return self
+        return builder.build(root), builder.node_values
 
     def cost_complexity_pruning_path(self, X, y, sample_weight=None, **fit_params):
         """scikit-learn's ``cost_complexity_pruning_path``: a copy of this estimator with
@@ -160,6 +174,16 @@ class _BaseTree(Estimator):
         est = type(self)(**{**self.get_params(), "ccp_alpha": 0.0})
         est.fit(X, y, sample_weight=sample_weight, **fit_params)
         return pruning.cost_complexity_pruning_path(est.model_)
+
+def _grow_compiled(X32, T, w, criterion, mf, msl, limits, rng):
+    """The forest's compiled grower (cart_kernels) for this one tree: the numpy finder's
+    tree node for node and its node values, or None without numba."""
+    if not cart_kernels.load():
+        return None  # before the grower's presort, which the numpy finder would redo
+    spec = forest.TreeSpec(criterion, "best", mf, msl, 0.0, limits)
+    grower = forest.TreeGrower(X32, T, spec, {}, compiled=True)
+    return grower.grow_compiled(w, rng)
+
 
 class CARTClassifier(ClassifierMixin, _BaseTree):
     """CART classifier; leaves hold class probabilities (weighted class frequencies)."""

@@ -132,9 +132,17 @@ def split_stats(crit, key, T, T2, w, rows, n_left, imp, weight, value):
 
 
 @_jit
-def scan(crit, S, f, a, b, start, n_first, T, T2, w, XT, nm, nn, msl, mwl, tot, run, rot):
+def proxy(crit, al, ar, wl, wr):
+    if crit == GINI:
+        return -wr * (1.0 - ar / (wr * wr)) - wl * (1.0 - al / (wl * wl))
+    return al / wl + ar / wr
+
+
+@_jit
+def scan(crit, S, f, a, b, start, n_first, T, T2, w, XT, nm, nn, msl, mwl, tot, run, cls, rot):
     """One pass of ``_two_pass`` over the sequence S[f, a:b] rotated by ``start``
-    (``rot``: pass 2, missing rows first). Returns (best proxy, its position, NaN?)."""
+    (``rot``: pass 2, missing rows first). Returns (best proxy, its position, NaN?).
+    ``cls``: scratch of K entries."""
     n = b - a
     K = tot.size
     # totals first: cumsum's last element, summed in the same order
@@ -149,6 +157,14 @@ def scan(crit, S, f, a, b, start, n_first, T, T2, w, XT, nm, nn, msl, mwl, tot, 
         else:
             for o in range(K):
                 tot[o] += wr_ * T2[r, o]
+    # the terms of the proxies' sums, in order. Gini: the node's classes only. A class
+    # without rows adds 0.0 * 0.0 to both sums (of squares, so >= +0.0) at every position,
+    # and x + 0.0 is x: leaving it out changes no bit, and deep nodes hold few of 200
+    m = 0
+    for c in range(K):
+        if crit != GINI or tot[c] != 0.0:
+            cls[m] = c
+            m += 1
     best = -np.inf
     best_nan = False
     pos = 0
@@ -181,24 +197,16 @@ def scan(crit, S, f, a, b, start, n_first, T, T2, w, XT, nm, nn, msl, mwl, tot, 
         wr = wt - wl
         if not (i >= msl and n - i >= msl and wl >= mwl and wr >= mwl):
             continue
-        if crit == GINI:
-            al = 0.0
-            ar = 0.0
-            for c in range(K):
-                cl = run[c]
-                cr = tot[c] - cl
-                al += cl * cl
-                ar += cr * cr
-            p = -wr * (1.0 - ar / (wr * wr)) - wl * (1.0 - al / (wl * wl))
-        else:
-            pl = 0.0
-            pr = 0.0
-            for o in range(K):
-                sl = run[o]
-                sr = tot[o] - sl
-                pl += sl * sl
-                pr += sr * sr
-            p = pl / wl + pr / wr
+        # gini: squared class weights; squared error: squared output sums
+        al = 0.0
+        ar = 0.0
+        for k in range(m):
+            c = cls[k]
+            cl = run[c]
+            cr = tot[c] - cl
+            al += cl * cl
+            ar += cr * cr
+        p = proxy(crit, al, ar, wl, wr)
         if better(p, best, best_nan):
             best, pos, best_nan = p, i - 1, p != p
     return best, pos, best_nan
@@ -206,7 +214,7 @@ def scan(crit, S, f, a, b, start, n_first, T, T2, w, XT, nm, nn, msl, mwl, tot, 
 
 @_jit
 def search(crit, S, a, b, rows, T, T2, w, XT, has_nan, max_features, msl, mwl, rng, tot, run,
-           nm, const):
+           cls, nm, const):
     """``NumericSplitFinder.find_split`` for the node S[:, a:b]: (found, feature,
     threshold, missing_left)."""
     p = S.shape[0]
@@ -250,11 +258,11 @@ def search(crit, S, a, b, rows, T, T2, w, XT, has_nan, max_features, msl, mwl, r
             fnm = nm[f]
             fnn = n - fnm
             val, pos, vnan = scan(crit, S, f, a, b, 0, 0, T, T2, w, XT, fnm, fnn, msl, mwl,
-                                  tot, run, False)
+                                  tot, run, cls, False)
             left = False
             if fnm > 0:
                 val2, pos2, nan2 = scan(crit, S, f, a, b, fnn, fnm, T, T2, w, XT, fnm, fnn, msl,
-                                        mwl, tot, run, True)
+                                        mwl, tot, run, cls, True)
                 if val2 > val:
                     val, pos, vnan, left = val2, pos2, nan2, True
             if k == s0 or better(val, bk_val, bk_nan):
@@ -332,7 +340,13 @@ def grow(crit, key, XT, T, T2, w, order, n_out, max_features, msl, mwl, max_dept
             if keep[r]:
                 Sb[0, f, j] = r
                 j += 1
+    # nodes at most: per-node arrays of 200 class weights would otherwise be allocated (and
+    # zeroed) for 2m + 1 nodes even when max_depth or max_leaf_nodes allows a few hundred
     cap = 2 * m + 1
+    if max_depth >= 0 and max_depth < 40:
+        cap = min(cap, 2 ** (max_depth + 1) - 1)
+    if max_leaves > 0:
+        cap = min(cap, 2 * max_leaves - 1)
     feat = np.full(cap, -1, dtype=np.int64)
     thr = np.zeros(cap)
     mleft = np.zeros(cap, dtype=np.bool_)
@@ -346,6 +360,7 @@ def grow(crit, key, XT, T, T2, w, order, n_out, max_features, msl, mwl, max_dept
     goes_left = np.zeros(N, dtype=np.bool_)
     tot = np.zeros(n_out)
     run = np.zeros(n_out)
+    cls = np.zeros(n_out, dtype=np.int64)
     # a split's children's stats (slot 0 left, 1 right), read when they open
     ch_imp = np.zeros((cap, 2))
     ch_w = np.zeros((cap, 2))
@@ -412,7 +427,7 @@ def grow(crit, key, XT, T, T2, w, order, n_out, max_features, msl, mwl, max_dept
                 or imp <= _EPS):
             continue
         ok, f, t, ml = search(crit, S, a, b, rows, T, T2, w, XT, has_nan, max_features, msl,
-                              mwl, rng, tot, run, nm, const)
+                              mwl, rng, tot, run, cls, nm, const)
         if not ok:
             continue
         for k in range(a, b):

@@ -98,9 +98,18 @@ _MISSING = {True: DefaultChild(0), False: DefaultChild(1)}  # missing left / rig
 _COMPILED_CRITERIA = {Gini: cart_kernels.GINI, SquaredError: cart_kernels.SQUARED}
 
 
-# Trees x rows below which a forest keeps the numpy finder (the same trees): loading numba and
-# its cached kernels (~0.5 s) costs more than a few trees on a few hundred rows take.
+# Trees x rows below which a forest (or CART, one tree) keeps the numpy finder (the same
+# trees): loading numba and its cached kernels (~0.5 s) costs more than a few trees on a few
+# hundred rows take.
 MIN_COMPILED_WORK = 20_000
+
+
+def compiled_covers(criterion, splitter: str, work: int) -> bool:
+    """Whether trees of this criterion and splitter, ``work`` trees x rows in all, are worth
+    asking of the compiled grower (which may still be missing: see ``TreeGrower.compiled``).
+    Decided before anything is sorted or numba is loaded."""
+    return (work >= MIN_COMPILED_WORK and splitter == "best"
+            and type(criterion) in _COMPILED_CRITERIA)
 
 
 class TreeGrower:
@@ -118,7 +127,7 @@ class TreeGrower:
             self.order = presort(X32)
         crit = _COMPILED_CRITERIA.get(type(spec.criterion))
         # the compiled grower (cart_kernels) where it covers the case: the same trees
-        # (asked for by the forest; AdaBoost's stumps would not repay loading numba)
+        # (asked for by the forest and by CART; AdaBoost's stumps would not repay loading numba)
         self.compiled = None
         if compiled and crit is not None and self.order is not None:
             self.compiled = cart_kernels.load()
@@ -154,6 +163,11 @@ class TreeGrower:
         return TreeBuilder(finder, finder.summarize, limits).build(root)
 
     def _grow_compiled(self, w, rng) -> Tree:
+        return self.grow_compiled(w, rng)[0]
+
+    def grow_compiled(self, w, rng) -> tuple[Tree, list]:
+        """The tree (its numeric parts only: no categories, no minimum leaf weight) and
+        every node's value as a leaf (``TreeBuilder.node_values``, for CART's pruning)."""
         spec, lim = self.spec, self.spec.limits
         feat, thr, mleft, kids, vals, wsum, imps, count = self.compiled(
             self.crit, self.key, self.XT, self.T_codes, self.T_float, w, self.order, self.width,
@@ -182,7 +196,7 @@ class TreeGrower:
             if test is None:
                 test = tests[(f, t)] = float32_test(f, t)
             nodes.append(Split(test, tuple(kid), missing[ml], None, ws[i], dists[i], imps[i]))
-        return Tree(nodes=tuple(nodes))
+        return Tree(nodes=tuple(nodes)), values
 
 
 # --- the forest ---------------------------------------------------------------------------
@@ -261,7 +275,8 @@ class _BaseForest(Estimator):
             oblique.update(X64T=np.ascontiguousarray(X64.T), scale=scale)
         features = features_of(names, cat_labels)
         grower = TreeGrower(X32, T, spec, {j: len(v) for j, v in cat_labels.items()}, oblique,
-                            compiled=self.n_estimators * n >= MIN_COMPILED_WORK)
+                            compiled=compiled_covers(spec.criterion, spec.splitter,
+                                                     self.n_estimators * n))
         del X32  # the grower holds its own transposed copy
         self._seeds = np.random.SeedSequence(self.random_state).spawn(self.n_estimators)
         self._n_draw = n_draw if self.bootstrap else None  # None: no bootstrap
