@@ -1,4 +1,4 @@
-"""A helper of the tests that compare numba kernels with the numpy code they replace (their
+"""Helpers of the tests that compare numba kernels with the numpy code they replace (their
 fixtures, ``kernels_compiled`` and ``numpy_only``, are in conftest.py)."""
 
 from __future__ import annotations
@@ -9,3 +9,18 @@ import numpy as np
 def bits(a):
     """An array's exact float64 bits (NaN, -0.0 and all)."""
     return np.ascontiguousarray(a, dtype=np.float64).view(np.int64)
+
+
+def counting(monkeypatch) -> list:
+    """A list that gets one item per tree the forest's compiled grower grows from now on."""
+    from rulegen.learn import forest
+
+    calls = []
+    grow = forest.TreeGrower.grow_compiled
+
+    def counted(self, w, rng):
+        calls.append(1)
+        return grow(self, w, rng)
+
+    monkeypatch.setattr(forest.TreeGrower, "grow_compiled", counted)
+    return calls

@@ -11,6 +11,8 @@ import pytest
 
 pytest.importorskip("numba")
 
+from kernelcheck import counting
+
 from rulegen.learn import cart_kernels, forest
 from rulegen.learn.cart import CARTClassifier, CARTRegressor
 
@@ -61,18 +63,6 @@ CASES = [  # (task, parameters, classes or outputs, weighted?)
 def _always_compiled(monkeypatch):
     """These trees are small: the kernel is asked for whatever their size."""
     monkeypatch.setattr(forest, "MIN_COMPILED_WORK", 0)
-
-
-def counting(monkeypatch):
-    calls = []
-    grow = forest.TreeGrower.grow_compiled
-
-    def counted(self, w, rng):
-        calls.append(1)
-        return grow(self, w, rng)
-
-    monkeypatch.setattr(forest.TreeGrower, "grow_compiled", counted)
-    return calls
 
 
 def fit_both(monkeypatch, cls, params, X, y, sw):

@@ -8,8 +8,10 @@ import pytest
 
 pytest.importorskip("numba")
 
-from rulegen.learn import cart_kernels, forest  # noqa: E402
-from rulegen.learn.forest import RandomForestClassifier, RandomForestRegressor  # noqa: E402
+from kernelcheck import counting
+
+from rulegen.learn import cart_kernels, forest
+from rulegen.learn.forest import RandomForestClassifier, RandomForestRegressor
 
 
 def data(seed, n, p, task, n_outputs=1):
@@ -63,14 +65,7 @@ def _always_compiled(monkeypatch):
 
 def fit_both(monkeypatch, cls, params, X, y, sw):
     """The same forest grown with the kernel and without; asserts the kernel ran."""
-    calls = []
-    grow = forest.TreeGrower._grow_compiled
-
-    def counted(self, w, rng):
-        calls.append(1)
-        return grow(self, w, rng)
-
-    monkeypatch.setattr(forest.TreeGrower, "_grow_compiled", counted)
+    calls = counting(monkeypatch)
     compiled = cls(**params).fit(X, y, sample_weight=sw)
     assert len(calls) == params["n_estimators"], "the compiled grower did not run"
     monkeypatch.setattr(cart_kernels, "USE", False)
@@ -123,8 +118,7 @@ def test_uncovered_cases_use_numpy(monkeypatch, params):
     regression = params.get("criterion") == "absolute_error"
     X, y = data(3, 80, 4, "regression" if regression else "classification")
     X = np.nan_to_num(X) if "split" in params else X
-    calls = []
-    monkeypatch.setattr(forest.TreeGrower, "_grow_compiled", lambda *a: calls.append(1))
+    calls = counting(monkeypatch)
     cls = RandomForestRegressor if regression else RandomForestClassifier
     cls(n_estimators=2, random_state=0, **params).fit(X, y)
     assert calls == []
@@ -133,8 +127,7 @@ def test_uncovered_cases_use_numpy(monkeypatch, params):
 def test_categorical_columns_use_numpy(monkeypatch):
     X, y = data(4, 80, 4, "classification")
     X[:, 1] = np.nan_to_num(X[:, 1])
-    calls = []
-    monkeypatch.setattr(forest.TreeGrower, "_grow_compiled", lambda *a: calls.append(1))
+    calls = counting(monkeypatch)
     RandomForestClassifier(n_estimators=2, random_state=0).fit(X, y, categorical_features=[1])
     assert calls == []
 

@@ -145,7 +145,7 @@ class TreeGrower:
         min_weight_leaf = spec.min_weight_fraction_leaf * float(w.sum())
         if self.compiled is not None and min_weight_leaf == 0 and self.oblique is None \
                 and not self.cat_sizes and spec.splitter == "best":
-            return self._grow_compiled(w, rng)
+            return self.grow_compiled(w, rng)[0]
         kw = {"splitter": spec.splitter, "max_features": spec.max_features,
               "min_samples_leaf": spec.min_samples_leaf, "min_weight_leaf": min_weight_leaf,
               "rng": rng}
@@ -161,9 +161,6 @@ class TreeGrower:
         # rows of zero weight (not drawn) take no part in any node, as in scikit-learn
         root = finder.root(np.flatnonzero(w > 0), self.order)
         return TreeBuilder(finder, finder.summarize, limits).build(root)
-
-    def _grow_compiled(self, w, rng) -> Tree:
-        return self.grow_compiled(w, rng)[0]
 
     def grow_compiled(self, w, rng) -> tuple[Tree, list]:
         """The tree (its numeric parts only: no categories, no minimum leaf weight) and
