@@ -217,10 +217,13 @@ def fit_one(spec, task, cats, X, y, seed):
     if spec["lib"] in ("lightgbm_style", "xgboost_style", "random_forest") and seed == 0:
         # its compiled kernels load (from numba's cache) on first use in a process, as a
         # library loads its extension modules on import: a small fit first, timed apart
-        # (the forest's grower is used from 20,000 trees x rows: forest.MIN_COMPILED_WORK)
-        rows = 10_000 if spec["lib"] == "random_forest" else 500
+        rows, trees = 500, 2
+        if spec["lib"] == "random_forest":  # enough trees x rows for the compiled grower
+            from rulegen.learn.forest import MIN_COMPILED_WORK
+            rows = min(len(ytr), 2_000)
+            trees = -(-MIN_COMPILED_WORK // rows)
         t0 = time.perf_counter()
-        type(est)(**{**est.get_params(), "n_estimators": 2}).fit(Xtr[:rows], ytr[:rows], **fit_kw)
+        type(est)(**{**est.get_params(), "n_estimators": trees}).fit(Xtr[:rows], ytr[:rows], **fit_kw)
         warm = time.perf_counter() - t0
     base = _reset_peak()
     t0, c0 = time.perf_counter(), time.process_time()
