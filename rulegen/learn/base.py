@@ -23,6 +23,9 @@ from rulegen.ir.validate import validate
 from rulegen.learn import frames, sklearn_api
 from rulegen.learn.importance import impurity_importances, score_of
 
+# Positive sample weights accepted by every learner (see _check_weights).
+WEIGHT_RANGE = (1e-30, 1e30)
+
 
 def library() -> str:
     try:
@@ -242,6 +245,15 @@ class Estimator:
             raise LearnerError("sample_weight must be finite and non-negative")
         if not (w > 0).any():
             raise LearnerError("sample_weight is zero for every sample; nothing to learn from")
+        # The criteria square and subtract weighted sums: outside this range a node's
+        # impurity underflows to 0/0 or overflows, and a fit fails late or splits on noise.
+        bad = np.flatnonzero((w > 0) & ((w < WEIGHT_RANGE[0]) | (w > WEIGHT_RANGE[1])))
+        if bad.size:
+            i = int(bad[0])
+            raise LearnerError(
+                f"sample_weight[{i}] is {w[i]:g}: positive weights must lie between "
+                f"{WEIGHT_RANGE[0]:g} and {WEIGHT_RANGE[1]:g}; multiply every weight by one "
+                f"constant to bring them into range")
         return w, True
 
     def _check_categorical(self, X32, names, categorical_features, categories) -> dict:

@@ -15,7 +15,7 @@ the bit (``tests/test_forest_kernel.py``):
   searched node (numba's Generator draws numpy's stream);
 * criteria summed as ``criteria.py`` sums them: class weights in row order from 0.0,
   cumulative sums left to right, the proxies' operations in the same association; the
-  first maximum wins, NaN proxies as ``argmax`` takes them, blocks of features compared
+  first maximum wins, a NaN proxy never does (criteria.py masks it), blocks of features compared
   strictly as ``best_numeric`` does;
 * a node's rows and each feature's sorted rows divided stably, as the numpy filter does.
 
@@ -96,12 +96,6 @@ def _regression_stats(key, T, w, rows, n_left, imp, weight, value):
 
 
 @_jit
-def better(p, best, best_nan):
-    # np.argmax: the first NaN wins outright, else the first maximum
-    return (not best_nan) and (p > best or p != p)
-
-
-@_jit
 def class_stats(T, w, rows, a, b, counts):
     counts[:] = 0.0
     for k in range(a, b):
@@ -141,7 +135,7 @@ def proxy(crit, al, ar, wl, wr):
 @_jit
 def scan(crit, S, f, a, b, start, n_first, T, T2, w, XT, nm, nn, msl, mwl, tot, run, cls, rot):
     """One pass of ``_two_pass`` over the sequence S[f, a:b] rotated by ``start``
-    (``rot``: pass 2, missing rows first). Returns (best proxy, its position, NaN?).
+    (``rot``: pass 2, missing rows first). Returns (best proxy, its position).
     ``cls``: scratch of K entries."""
     n = b - a
     K = tot.size
@@ -166,7 +160,6 @@ def scan(crit, S, f, a, b, start, n_first, T, T2, w, XT, nm, nn, msl, mwl, tot, 
             cls[m] = c
             m += 1
     best = -np.inf
-    best_nan = False
     pos = 0
     wl = 0.0
     run[:] = 0.0
@@ -207,9 +200,9 @@ def scan(crit, S, f, a, b, start, n_first, T, T2, w, XT, nm, nn, msl, mwl, tot, 
             al += cl * cl
             ar += cr * cr
         p = proxy(crit, al, ar, wl, wr)
-        if better(p, best, best_nan):
-            best, pos, best_nan = p, i - 1, p != p
-    return best, pos, best_nan
+        if p > best:  # first maximum; a NaN (a side of vanishing weight) never wins
+            best, pos = p, i - 1
+    return best, pos
 
 
 @_jit
@@ -252,21 +245,21 @@ def search(crit, S, a, b, rows, T, T2, w, XT, has_nan, max_features, msl, mwl, r
     # blocks of `step` visited features, as best_numeric cuts them: the first maximum in
     # a block (argmax), then a strictly better block
     for s0 in range(0, nf, step):
-        bk_val, bk_nan, bk_f, bk_pos, bk_left = -np.inf, False, 0, 0, False
+        bk_val, bk_f, bk_pos, bk_left = -np.inf, 0, 0, False
         for k in range(s0, min(s0 + step, nf)):
             f = feats[k]
             fnm = nm[f]
             fnn = n - fnm
-            val, pos, vnan = scan(crit, S, f, a, b, 0, 0, T, T2, w, XT, fnm, fnn, msl, mwl,
-                                  tot, run, cls, False)
+            val, pos = scan(crit, S, f, a, b, 0, 0, T, T2, w, XT, fnm, fnn, msl, mwl,
+                            tot, run, cls, False)
             left = False
             if fnm > 0:
-                val2, pos2, nan2 = scan(crit, S, f, a, b, fnn, fnm, T, T2, w, XT, fnm, fnn, msl,
-                                        mwl, tot, run, cls, True)
+                val2, pos2 = scan(crit, S, f, a, b, fnn, fnm, T, T2, w, XT, fnm, fnn, msl,
+                                  mwl, tot, run, cls, True)
                 if val2 > val:
-                    val, pos, vnan, left = val2, pos2, nan2, True
-            if k == s0 or better(val, bk_val, bk_nan):
-                bk_val, bk_nan, bk_f, bk_pos, bk_left = val, vnan, f, pos, left
+                    val, pos, left = val2, pos2, True
+            if k == s0 or val > bk_val:
+                bk_val, bk_f, bk_pos, bk_left = val, f, pos, left
         if bk_val != -np.inf and (not found or bk_val > g_val):
             g_val, g_f, g_pos, g_left, found = bk_val, bk_f, bk_pos, bk_left, True
     if not found:

@@ -47,7 +47,22 @@ class Criterion:
 
     def prefix_proxy(self, T, w, seqs):
         """(w_left, w_right, proxy), each (q, n-1): larger proxy = better split."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            wl, wr, proxy = self._prefix_proxy(T, w, seqs)
+        return wl, wr, _never_best(proxy)
+
+    def _prefix_proxy(self, T, w, seqs):
         raise NotImplementedError
+
+
+def _never_best(proxy):
+    """A side whose weight rounds to 0 (a right side of tiny weights, subtracted from a
+    large total) scores NaN; as in scikit-learn's ``>`` comparisons, it never wins,
+    where ``argmax`` would pick the first NaN."""
+    nan = np.isnan(proxy)
+    if nan.any():
+        proxy[nan] = -np.inf
+    return proxy
 
 
 def _weights_prefix(ws):
@@ -68,7 +83,7 @@ class _Classification(Criterion):
         return NodeStats(self._impurity(counts, total), tuple(c / total for c in counts),
                          total, tuple(counts))
 
-    def prefix_proxy(self, T, w, seqs):
+    def _prefix_proxy(self, T, w, seqs):
         ws = w[seqs]
         labels = T[seqs]
         _, wl, wr = _weights_prefix(ws)
@@ -94,11 +109,13 @@ class _Classification(Criterion):
         wr = float(total.sum()) - wl
         acc_l = np.zeros_like(wl)
         acc_r = np.zeros_like(wl)
-        for c in range(self.n_classes):
-            self._accumulate(acc_l, left[..., c], wl)
-            self._accumulate(acc_r, total[c] - left[..., c], wr)
-        imp_l, imp_r = self._finish(acc_l, wl), self._finish(acc_r, wr)
-        return wl, wr, -wr * imp_r - wl * imp_l
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for c in range(self.n_classes):
+                self._accumulate(acc_l, left[..., c], wl)
+                self._accumulate(acc_r, total[c] - left[..., c], wr)
+            imp_l, imp_r = self._finish(acc_l, wl), self._finish(acc_r, wr)
+            proxy = -wr * imp_r - wl * imp_l
+        return wl, wr, _never_best(proxy)
 
 
 class Gini(_Classification):
@@ -167,7 +184,7 @@ class SquaredError(_Regression):
         imp = float((ww @ (Y - mean) ** 2).sum()) / (wsum * self.n_outputs)
         return NodeStats(imp, tuple(mean.tolist()), wsum, None)
 
-    def prefix_proxy(self, T, w, seqs):
+    def _prefix_proxy(self, T, w, seqs):
         ws = w[seqs]
         _, wl, wr = _weights_prefix(ws)
         pl = np.zeros_like(wl)
@@ -325,7 +342,7 @@ class AbsoluteError(_Regression):
         wsum = float(ww.sum())
         return NodeStats(total / (wsum * self.n_outputs), tuple(medians), wsum, None)
 
-    def prefix_proxy(self, T, w, seqs):
+    def _prefix_proxy(self, T, w, seqs):
         ws = w[seqs]
         _, wl, wr = _weights_prefix(ws)
         ae_l = np.zeros_like(wl)

@@ -1,0 +1,60 @@
+"""Sample weights at and beyond the range every learner computes with (base.WEIGHT_RANGE)."""
+import inspect
+
+import numpy as np
+import pytest
+
+import rulegen.learn as learn
+from rulegen.errors import LearnerError
+from rulegen.learn.base import WEIGHT_RANGE
+
+_WEIGHTED = sorted(name for name in dir(learn)
+                   if name[0].isupper() and name != "CATALOG"
+                   and "sample_weight" in inspect.signature(getattr(learn, name).fit).parameters)
+
+
+def _data(name):
+    rng = np.random.default_rng(0)
+    if name.startswith("ID3"):  # categorical codes only
+        X = rng.integers(0, 3, size=(60, 3)).astype(float)
+        return X, (X[:, 0] > 0).astype(int), {"categorical_features": [0, 1, 2]}
+    X = rng.normal(size=(60, 3))
+    y = X[:, 1] * 1e3 if name.endswith("Regressor") else (X[:, 0] > 0).astype(int)
+    return X, y, {}
+
+
+def test_every_weighted_learner_is_covered():
+    assert len(_WEIGHTED) >= 14, _WEIGHTED
+
+
+@pytest.mark.parametrize("name", _WEIGHTED)
+@pytest.mark.parametrize("bad", [1e-300, 5e-324, 1e300, WEIGHT_RANGE[1] * 2])
+def test_weights_out_of_range_are_refused_naming_the_row(name, bad):
+    X, y, kw = _data(name)
+    w = np.ones(len(y))
+    w[7] = bad
+    # Before the check, 1e-300 divided by zero in gini and 1e300 made a NaN impurity.
+    with pytest.raises(LearnerError, match=r"^sample_weight\[7\] is .*between 1e-30 and 1e\+30"):
+        getattr(learn, name)().fit(X, y, sample_weight=w, **kw)
+
+
+@pytest.mark.parametrize("name", _WEIGHTED)
+@pytest.mark.parametrize("scale", WEIGHT_RANGE)
+def test_weights_at_the_range_ends_fit_finite_models(name, scale):
+    X, y, kw = _data(name)
+    for w in (np.full(len(y), scale), np.where(np.arange(len(y)) % 7 == 0, 1.0, scale)):
+        est = getattr(learn, name)().fit(X, y, sample_weight=w, **kw)
+        assert np.isfinite(np.asarray(est.predict(X), dtype=float)).all()
+
+
+# Entropy skips empty classes, so there the side scores 0, as in scikit-learn.
+@pytest.mark.parametrize("criterion", ["gini", "squared_error", "absolute_error"])
+def test_a_side_whose_weight_vanishes_in_the_total_never_scores(criterion):
+    from rulegen.learn.criteria import CRITERIA
+    crit = CRITERIA[criterion](2) if criterion == "gini" else CRITERIA[criterion](1)
+    T = np.array([0, 1, 1]) if criterion == "gini" else np.array([[0.0], [1.0], [5.0]])
+    w = np.array([1.0, 1.0, 1e-30])
+    # "first two rows left": the right side's weight is 2 + 1e-30 - 2 == 0, its impurity 0/0
+    wl, wr, proxy = crit.prefix_proxy(T, w, np.array([[0, 1, 2]]))
+    assert wr[0, 1] == 0.0 and proxy[0, 1] == -np.inf
+    assert np.isfinite(proxy[0, 0])
