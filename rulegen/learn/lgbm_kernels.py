@@ -32,11 +32,39 @@ import numpy as np
 from rulegen.ir.nodes import CategoricalTest, DefaultChild, Leaf, NumericTest, Split, Tree
 from rulegen.learn import kernels
 from rulegen.learn.binning import ZERO, Layout
-from rulegen.learn.kernels import EPS, _jit, build_histograms, family_histograms, search
+from rulegen.learn.kernels import EPS, _jit, search
 
 USE = True  # the tests' switch: False grows every tree with the finder and the builder
 _DEFAULT = {True: DefaultChild(0), False: DefaultChild(1)}  # where missing values go
 POOL_LIMIT = 1 << 26  # bytes of histograms kept for open leaves; above: the builder's path
+
+
+@_jit
+def _lgb_histogram(codes, feats, off, rows, g, h, use_hc, h_const, out, s):
+    """Node ``s`` of ``out`` (3, nodes, size): the histogram of ``rows``, every bin adding
+    its rows' g, h and 1 in row order from 0.0 (:func:`kernels.build_histograms`'s sums,
+    and with ``use_hc`` the hessian row ``count * h_const`` as ``family_histograms``'s).
+    The rows' g and h are gathered once and a bin's three sums sit side by side."""
+    m = rows.size
+    gg = np.empty(m)
+    hh = np.empty(m)
+    for k in range(m):
+        gg[k] = g[rows[k]]
+        hh[k] = h[rows[k]]
+    size = out.shape[2]
+    acc = np.zeros((size, 3))
+    for i in range(feats.size):
+        f, o = feats[i], off[i]
+        for k in range(m):
+            j = o + codes[f, rows[k]]
+            acc[j, 0] += gg[k]
+            if not use_hc:
+                acc[j, 1] += hh[k]
+            acc[j, 2] += 1.0
+    for j in range(size):
+        out[0, s, j] = acc[j, 0]
+        out[1, s, j] = acc[j, 2] * h_const if use_hc else acc[j, 1]
+        out[2, s, j] = acc[j, 2]
 
 
 @_jit
@@ -132,7 +160,6 @@ def grow_tree(codes, feats, off, n_bins, num, cat, cat_pos, is_cat, kind, zero_b
     h_const, scale, lam = fp[6], fp[5], fp[0]
     num_leaves, max_depth, min_split = ip[4], ip[5], ip[6]
     use_hc = ip[7] != 0
-    hh = g if use_hc else h
     q = feats.size
     M = 2 * num_leaves - 1
     m = rows_in.size
@@ -152,7 +179,6 @@ def grow_tree(codes, feats, off, n_bins, num, cat, cat_pos, is_cat, kind, zero_b
     free = list(range(num_leaves, -1, -1))
     pair = np.empty((3, 2, size))
     ids = np.empty(2, dtype=np.intp)
-    starts = np.zeros(2, dtype=np.intp)
     buf = np.empty(m, dtype=np.intp)
     perm[:] = rows_in
     kids[:, :] = -1
@@ -160,12 +186,8 @@ def grow_tree(codes, feats, off, n_bins, num, cat, cat_pos, is_cat, kind, zero_b
     nG[0], nH[0] = G0, H0
     value[0] = 0.0  # LightGBM: a tree that never splits outputs 0
     if (max_depth < 0 or max_depth > 0) and m >= min_split:
-        starts[1] = m
-        one = np.zeros((3, 1, size))
-        build_histograms(codes, feats, off, perm, starts, g, hh, one, not use_hc, True)
-        if use_hc:
-            for j in range(size):
-                one[1, 0, j] = one[2, 0, j] * h_const
+        one = np.empty((3, 1, size))
+        _lgb_histogram(codes, feats, off, perm, g, h, use_hc, h_const, one, 0)
         _lgb_fix(one, 0, G0, H0, off, n_bins, fixed_i, fixed_b)
         ids[0] = 0
         _lgb_search(one, ids, 1, nG, nH, seg, usable, off, n_bins, num, cat, cat_pos, is_cat,
@@ -236,10 +258,12 @@ def grow_tree(codes, feats, off, n_bins, num, cat, cat_pos, is_cat, kind, zero_b
             # as the finder: the smaller child built (the right one unless the left has
             # strictly fewer rows), the larger the parent's minus it
             small, large = (L, R) if nl < b - a - nl else (R, L)
-            starts[1] = seg[small, 1] - seg[small, 0]
-            family_histograms(codes, feats, off, perm[seg[small, 0]:seg[small, 1]], starts, g,
-                              hh, not use_hc, h_const, use_hc,
-                              pool[:, ps:ps + 1], pair)
+            _lgb_histogram(codes, feats, off, perm[seg[small, 0]:seg[small, 1]], g, h, use_hc,
+                           h_const, pair, 0)
+            for j in range(size):  # family_histograms's subtraction
+                pair[2, 1, j] = pool[2, ps, j] - pair[2, 0, j]
+                pair[0, 1, j] = pool[0, ps, j] - pair[0, 0, j]
+                pair[1, 1, j] = pool[1, ps, j] - pair[1, 0, j]
             _lgb_fix(pair, 0, nG[small], nH[small], off, n_bins, fixed_i, fixed_b)
             for k in range(fixed_i.size):
                 j = off[fixed_i[k]] + fixed_b[k]
