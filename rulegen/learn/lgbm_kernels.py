@@ -40,11 +40,13 @@ POOL_LIMIT = 1 << 26  # bytes of histograms kept for open leaves; above: the bui
 
 
 @_jit
-def _lgb_histogram(codes, feats, off, rows, g, h, use_hc, h_const, out, s):
+def _lgb_histogram(codes, feats, off, rows, g, h, use_hc, h_const, out, s, counts, known):
     """Node ``s`` of ``out`` (3, nodes, size): the histogram of ``rows``, every bin adding
     its rows' g, h and 1 in row order from 0.0 (:func:`kernels.build_histograms`'s sums,
     and with ``use_hc`` the hessian row ``count * h_const`` as ``family_histograms``'s).
-    The rows' g and h are gathered once and a bin's three sums sit side by side."""
+    The rows' g and h are gathered once and a bin's three sums sit side by side. With
+    ``known``, ``counts`` (size,) are the rows' counts already (the root's, every round
+    the same), else they are counted."""
     m = rows.size
     gg = np.empty(m)
     hh = np.empty(m)
@@ -54,17 +56,31 @@ def _lgb_histogram(codes, feats, off, rows, g, h, use_hc, h_const, out, s):
     size = out.shape[2]
     acc = np.zeros((size, 3))
     for i in range(feats.size):
-        f, o = feats[i], off[i]
-        for k in range(m):
-            j = o + codes[f, rows[k]]
-            acc[j, 0] += gg[k]
-            if not use_hc:
+        cf, o = codes[feats[i]], off[i]
+        if use_hc and known:
+            for k in range(m):
+                acc[o + cf[rows[k]], 0] += gg[k]
+        elif use_hc:
+            for k in range(m):
+                j = o + cf[rows[k]]
+                acc[j, 0] += gg[k]
+                acc[j, 2] += 1.0
+        elif known:
+            for k in range(m):
+                j = o + cf[rows[k]]
+                acc[j, 0] += gg[k]
                 acc[j, 1] += hh[k]
-            acc[j, 2] += 1.0
+        else:
+            for k in range(m):
+                j = o + cf[rows[k]]
+                acc[j, 0] += gg[k]
+                acc[j, 1] += hh[k]
+                acc[j, 2] += 1.0
     for j in range(size):
+        c = counts[j] if known else acc[j, 2]
         out[0, s, j] = acc[j, 0]
-        out[1, s, j] = acc[j, 2] * h_const if use_hc else acc[j, 1]
-        out[2, s, j] = acc[j, 2]
+        out[1, s, j] = c * h_const if use_hc else acc[j, 1]
+        out[2, s, j] = c
 
 
 @_jit
@@ -147,16 +163,18 @@ def _lgb_search(hist, ids, S, nG, nH, seg, usable, off, n_bins, num, cat, cat_po
 
 
 @_jit
-def grow_tree(codes, feats, off, n_bins, num, cat, cat_pos, is_cat, kind, zero_bin, many, fixed_i,
-         fixed_b, size, g, h, rows_in, G0, H0, fp, ip, kids, loc, cut, table, value, seg, perm,
-         out):
+def grow_tree(codes, feats, off, n_bins, num, cat, cat_pos, is_cat, kind, zero_bin, many,
+              fixed_i, fixed_b, size, g, h, rows_in, G0, H0, fp, ip, root_counts, kids, loc, cut,
+              table, value, seg, perm, out):
     """One tree. ``fp``: lambda, min_child_weight, min_split_gain, cat_smooth, cat_l2,
     learning rate, the constant hessian; ``ip``: max(1, min_child_samples),
     max_cat_threshold, min_data_per_group, max_cat_to_onehot, num_leaves, max_depth (-1:
-    none), max(2, 2 min_child_samples), whether every hessian is that constant. Fills per node: ``kids`` (-1: leaf), ``loc`` (the
-    split's local feature), ``cut`` (a numeric split's last bin on the left), ``table``, ``value`` (leaf value), ``seg`` (its rows are
-    ``perm[seg[n, 0]:seg[n, 1]]``); ``out``: every training row's leaf value (rows not in
-    ``rows_in`` routed by the bins). Returns the node count."""
+    none), max(2, 2 min_child_samples), whether every hessian is that constant, whether
+    ``root_counts`` (size,) holds the root's row counts (else they are written there).
+    Fills per node: ``kids`` (-1: leaf), ``loc`` (the split's local feature), ``cut`` (a
+    numeric split's last bin on the left), ``table``, ``value`` (leaf value), ``seg`` (its
+    rows are ``perm[seg[n, 0]:seg[n, 1]]``); ``out``: every training row's leaf value (rows
+    not in ``rows_in`` routed by the bins). Returns the node count."""
     h_const, scale, lam = fp[6], fp[5], fp[0]
     num_leaves, max_depth, min_split = ip[4], ip[5], ip[6]
     use_hc = ip[7] != 0
@@ -187,7 +205,10 @@ def grow_tree(codes, feats, off, n_bins, num, cat, cat_pos, is_cat, kind, zero_b
     value[0] = 0.0  # LightGBM: a tree that never splits outputs 0
     if (max_depth < 0 or max_depth > 0) and m >= min_split:
         one = np.empty((3, 1, size))
-        _lgb_histogram(codes, feats, off, perm, g, h, use_hc, h_const, one, 0)
+        _lgb_histogram(codes, feats, off, perm, g, h, use_hc, h_const, one, 0, root_counts,
+                       ip[8] != 0)
+        if ip[8] == 0:
+            root_counts[:] = one[2, 0]
         _lgb_fix(one, 0, G0, H0, off, n_bins, fixed_i, fixed_b)
         ids[0] = 0
         _lgb_search(one, ids, 1, nG, nH, seg, usable, off, n_bins, num, cat, cat_pos, is_cat,
@@ -259,7 +280,7 @@ def grow_tree(codes, feats, off, n_bins, num, cat, cat_pos, is_cat, kind, zero_b
             # strictly fewer rows), the larger the parent's minus it
             small, large = (L, R) if nl < b - a - nl else (R, L)
             _lgb_histogram(codes, feats, off, perm[seg[small, 0]:seg[small, 1]], g, h, use_hc,
-                           h_const, pair, 0)
+                           h_const, pair, 0, root_counts, False)
             for j in range(size):  # family_histograms's subtraction
                 pair[2, 1, j] = pool[2, ps, j] - pair[2, 0, j]
                 pair[0, 1, j] = pool[0, ps, j] - pair[0, 0, j]
@@ -315,13 +336,14 @@ class TreeGrower:
         mcs = int(params.min_child_samples)
         self.ip = np.array([max(1, mcs), params.max_cat_threshold, params.min_data_per_group,
                             params.max_cat_to_onehot, self.num_leaves,
-                            -1 if max_depth is None else int(max_depth), max(2, 2 * mcs), 0],
+                            -1 if max_depth is None else int(max_depth), max(2, 2 * mcs), 0, 0],
                            dtype=np.intp)
         self.max_onehot = int(params.max_cat_to_onehot)
         self.w = w
         self.unit_weights = bool(np.all(w == 1.0))
         self._every = None  # the context of trees that use every feature
         self.tests = {}  # (feature, cut) -> its NumericTest, shared by the fit's trees
+        self.root_counts = None
 
     def _context(self, feats) -> tuple:
         bins = self.bins
@@ -366,6 +388,13 @@ class TreeGrower:
         fp[6], ip[7] = (hc, 1) if hc is not None else (0.0, 0)
         H0 = float(np.cumsum(h[rows])[-1]) if m else 0.0  # row order, as LightGBM adds
         G0 = float(np.cumsum(g[rows])[-1]) if m else 0.0
+        # the root's row counts are the same every round when it holds every row and the
+        # tree every feature: counted once per fit
+        every = m == n and ctx is self._every
+        counts = self.root_counts if every and self.root_counts is not None else None
+        ip[8] = counts is not None
+        if counts is None:
+            counts = np.full(size, np.nan)  # (stays NaN if the root is not searched)
         M = 2 * self.num_leaves - 1
         kids = np.empty((M, 2), dtype=np.intp)
         loc = np.zeros(M, dtype=np.intp)
@@ -376,7 +405,10 @@ class TreeGrower:
         perm = np.empty(m, dtype=np.intp)
         out = np.zeros(n)
         count = grow_tree(self.bins.codes, *arrays, size, g, h, np.asarray(rows, dtype=np.intp),
-                          G0, H0, fp, ip, kids, loc, cut, table, value, seg, perm, out)
+                          G0, H0, fp, ip, counts, kids, loc, cut, table, value, seg, perm,
+                          out)
+        if every and not np.isnan(counts[0]):
+            self.root_counts = counts
         return self.to_tree(arrays, count, kids, loc, cut, table, value, seg, perm), out
 
     def to_tree(self, arrays, count, kids, loc, cut, table, value, seg, perm) -> Tree:
