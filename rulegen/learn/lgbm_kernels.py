@@ -164,23 +164,40 @@ def _lgb_search(hist, ids, S, nG, nH, seg, usable, off, n_bins, num, cat, cat_po
 
 @_jit
 def grow_tree(codes, feats, off, n_bins, num, cat, cat_pos, is_cat, kind, zero_bin, many,
-              fixed_i, fixed_b, size, g, h, rows_in, G0, H0, fp, ip, root_counts, kids, loc, cut,
+              fixed_i, fixed_b, size, g, h, rows_in, fp, ip, root_counts, kids, loc, cut,
               table, value, seg, perm, out):
     """One tree. ``fp``: lambda, min_child_weight, min_split_gain, cat_smooth, cat_l2,
-    learning rate, the constant hessian; ``ip``: max(1, min_child_samples),
-    max_cat_threshold, min_data_per_group, max_cat_to_onehot, num_leaves, max_depth (-1:
-    none), max(2, 2 min_child_samples), whether every hessian is that constant, whether
-    ``root_counts`` (size,) holds the root's row counts (else they are written there).
+    learning rate; ``ip``: max(1, min_child_samples), max_cat_threshold,
+    min_data_per_group, max_cat_to_onehot, num_leaves, max_depth (-1: none), max(2, 2
+    min_child_samples), (unused), whether ``root_counts`` (size,) holds the root's row
+    counts (else they are written there).
     Fills per node: ``kids`` (-1: leaf), ``loc`` (the split's local feature), ``cut`` (a
     numeric split's last bin on the left), ``table``, ``value`` (leaf value), ``seg`` (its
     rows are ``perm[seg[n, 0]:seg[n, 1]]``); ``out``: every training row's leaf value (rows
     not in ``rows_in`` routed by the bins). Returns the node count."""
-    h_const, scale, lam = fp[6], fp[5], fp[0]
+    scale, lam = fp[5], fp[0]
     num_leaves, max_depth, min_split = ip[4], ip[5], ip[6]
-    use_hc = ip[7] != 0
+    # the finder's h_const: every row's hessian the same (squared error: its histogram is
+    # the count's multiple), and the root's sums in row order, as LightGBM adds them
+    n = g.size
+    use_hc = n > 0
+    h_const = h[0] if n > 0 else 0.0
+    for r in range(n):
+        if h[r] != h_const:
+            use_hc = False
+            break
+    if not use_hc:
+        h_const = 0.0
+    fp[6] = h_const
+    ip[7] = use_hc
+    m = rows_in.size
+    G0 = g[rows_in[0]] if m > 0 else 0.0
+    H0 = h[rows_in[0]] if m > 0 else 0.0
+    for k in range(1, m):
+        G0 += g[rows_in[k]]
+        H0 += h[rows_in[k]]
     q = feats.size
     M = 2 * num_leaves - 1
-    m = rows_in.size
     nG = np.empty(M)
     nH = np.empty(M)
     depth = np.zeros(M, dtype=np.intp)
@@ -383,11 +400,7 @@ class TreeGrower:
         n, m = len(g), len(rows)
         if not self.unit_weights and m > 1 and not np.all(rows[1:] > rows[:-1]):
             raise ValueError("the rows of a tree must ascend")  # (to_tree's support)
-        hc = float(h[0]) if n and np.all(h == h[0]) else None
         fp, ip = self.fp.copy(), self.ip.copy()
-        fp[6], ip[7] = (hc, 1) if hc is not None else (0.0, 0)
-        H0 = float(np.cumsum(h[rows])[-1]) if m else 0.0  # row order, as LightGBM adds
-        G0 = float(np.cumsum(g[rows])[-1]) if m else 0.0
         # the root's row counts are the same every round when it holds every row and the
         # tree every feature: counted once per fit
         every = m == n and ctx is self._every
@@ -403,9 +416,9 @@ class TreeGrower:
         value = np.zeros(M)
         seg = np.zeros((M, 2), dtype=np.intp)
         perm = np.empty(m, dtype=np.intp)
-        out = np.zeros(n)
+        out = np.empty(n)
         count = grow_tree(self.bins.codes, *arrays, size, g, h, np.asarray(rows, dtype=np.intp),
-                          G0, H0, fp, ip, counts, kids, loc, cut, table, value, seg, perm,
+                          fp, ip, counts, kids, loc, cut, table, value, seg, perm,
                           out)
         if every and not np.isnan(counts[0]):
             self.root_counts = counts
