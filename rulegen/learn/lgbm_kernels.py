@@ -435,9 +435,12 @@ class TreeGrower:
             # rows ascend and every division is stable, so a node's rows ascend there
             w = self.w
             support = [float(w[np.sort(perm[a:b])].sum()) for a, b in seg[:count].tolist()]
-        nodes = []
-        values, locs, cuts = value[:count].tolist(), loc[:count].tolist(), cut[:count].tolist()
+        locs = loc[:count]
+        # where missing values go: the goes-left table's last slot (the missing bin)
+        miss = table[np.arange(count), n_bins[locs]].tolist()
+        values, locs, cuts = value[:count].tolist(), locs.tolist(), cut[:count].tolist()
         feats, n_bins, is_cat = feats.tolist(), n_bins.tolist(), is_cat.tolist()
+        nodes = []
         for n, (left, right) in enumerate(kids[:count].tolist()):
             if left < 0:
                 nodes.append(Leaf((values[n],), support[n]))
@@ -447,12 +450,12 @@ class TreeGrower:
             if is_cat[i]:
                 test = CategoricalTest(f, tuple(np.flatnonzero(table[n, :nb]).tolist()))
             else:
-                test = tests.get((f, cuts[n]))
+                key = (f << 32) | cuts[n]
+                test = tests.get(key)
                 if test is None:  # bins <= cut go left; the last value bin: every value
                     t = np.inf if cuts[n] == nb - 1 else float(edges[f][cuts[n]])
                     # LightGBM reads |x| <= ZERO as 0: only the bound -ZERO tells them apart
                     test = NumericTest(f, "<" if t == -ZERO else "<=", t, "float64")
-                    tests[f, cuts[n]] = test
-            nodes.append(Split(test, (left, right), _DEFAULT[bool(table[n, nb])], None,
-                               support[n]))
+                    tests[key] = test
+            nodes.append(Split(test, (left, right), _DEFAULT[miss[n]], None, support[n]))
         return Tree(tuple(nodes))
