@@ -138,3 +138,19 @@ def test_the_grower_grows_every_tree_and_stops_as_lightgbm(monkeypatch):
     est = LightGBMStyleRegressor(n_estimators=5, min_child_samples=20).fit(X, X[:, 0])
     assert est.n_estimators_ == 1 and len(est.model_.trees[0].nodes) == 1
     assert len(grown) == 2  # the second round's tree is dropped
+
+
+def test_histograms_past_the_pool_limit_go_through_the_finder(monkeypatch):
+    """A fit whose open leaves' histograms would pass POOL_LIMIT is grown by the finder
+    and the builder: the same model, and the compiled grower never runs."""
+    grown = []
+    grow = lgbm_kernels.TreeGrower.grow
+    monkeypatch.setattr(lgbm_kernels.TreeGrower, "grow",
+                        lambda self, *a: grown.append(1) or grow(self, *a))
+    X, y = data(3, 300, "binary")
+    fast = LightGBMStyleClassifier(n_estimators=4).fit(X, y, categorical_features=[7])
+    assert len(grown) == 4
+    monkeypatch.setattr(lgbm_kernels, "POOL_LIMIT", 0)
+    slow = LightGBMStyleClassifier(n_estimators=4).fit(X, y, categorical_features=[7])
+    assert len(grown) == 4
+    assert serialize.dumps(fast.model_) == serialize.dumps(slow.model_)
