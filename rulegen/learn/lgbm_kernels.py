@@ -3,11 +3,12 @@
 
 On small data a LightGBM-style tree costs far more in Python per node (the builder, the
 finder's states and batches) than in arithmetic: ~100 us per split taken, where LightGBM
-spends ~17. :func:`grow` is :class:`~rulegen.learn.histogram.HistogramSplitFinder` under
-the best-first :class:`~rulegen.learn.builder.TreeBuilder` written out as one loop, calling
-the very kernels that finder calls (:func:`kernels.build_histograms`,
-:func:`kernels.family_histograms`, :func:`kernels.search`), so the tree is the same to the
-bit (``tests/test_lgbm_kernel.py`` compares them tree for tree):
+spends ~17. :func:`grow_tree` is :class:`~rulegen.learn.histogram.HistogramSplitFinder`
+under the best-first :class:`~rulegen.learn.builder.TreeBuilder` written out as one loop,
+calling the search kernel that finder calls (:func:`kernels.search`) on the same
+histograms (:func:`_lgb_histogram` adds what :func:`kernels.build_histograms` adds, in the
+same order), so the tree is the same to the bit (``tests/test_lgbm_kernel.py`` compares
+them tree for tree):
 
 * node ids in the builder's order (the root, then a taken split's two children); the leaf
   split next is the one of greatest gain, ties to the lower split feature, then the lower
@@ -22,14 +23,21 @@ bit (``tests/test_lgbm_kernel.py`` compares them tree for tree):
   left side with its kEpsilon, the right side by subtraction; categorical: the bins' sums);
 * rows divided stably, so every histogram adds its rows in the finder's order.
 
-The tree's arrays come back flat; :func:`to_tree` makes the IR nodes the builder made.
+The tree's arrays come back flat; :meth:`TreeGrower.to_tree` makes the builder's IR nodes.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from rulegen.ir.nodes import CategoricalTest, DefaultChild, Leaf, NumericTest, Split, Tree
+from rulegen.ir.nodes import (
+    CategoricalTest,
+    DefaultChild,
+    Leaf,
+    NumericTest,
+    Split,
+    Tree,
+)
 from rulegen.learn import kernels
 from rulegen.learn.binning import ZERO, Layout
 from rulegen.learn.kernels import EPS, _jit, search
@@ -175,7 +183,7 @@ def grow_tree(codes, feats, off, n_bins, num, cat, cat_pos, is_cat, kind, zero_b
     numeric split's last bin on the left), ``table``, ``value`` (leaf value), ``seg`` (its
     rows are ``perm[seg[n, 0]:seg[n, 1]]``); ``out``: every training row's leaf value (rows
     not in ``rows_in`` routed by the bins). Returns the node count."""
-    scale, lam = fp[5], fp[0]
+    scale = fp[5]
     num_leaves, max_depth, min_split = ip[4], ip[5], ip[6]
     # the finder's h_const: every row's hessian the same (squared error: its histogram is
     # the count's multiple), and the root's sums in row order, as LightGBM adds them
