@@ -15,7 +15,8 @@ them tree for tree):
   LightGBM leaf index (a left child keeps its leaf's index, the right one takes the next),
   then the lower node id: the builder's heap order; growth stops at ``num_leaves``;
 * a node is searched when the builder would search it (depth below ``max_depth``, at
-  least ``max(2, 2 min_child_samples)`` rows); the smaller child's histogram (by rows, the
+  least ``max(2, 2 min_child_samples)`` rows; but not the two children of the split that
+  takes the last leaf, whose splits can never be taken); the smaller child's histogram (by rows, the
   right one on a tie) is built from its rows, the larger one's is the parent's minus it,
   LightGBM's FixHistogram on both; a feature whose gain at a node is not > 0 is not
   searched below it;
@@ -300,7 +301,10 @@ def grow_tree(codes, feats, off, n_bins, num, cat, cat_pos, is_cat, kind, zero_b
             depth[c] = d
             usable[c, :] = s_usable[nid, :]
         n_nodes += 2
-        if (max_depth < 0 or d < max_depth) and max(nl, b - a - nl) >= min_split:
+        # (with the last leaf taken no split of theirs can be: the builder searches them,
+        # but what it finds changes nothing)
+        if (leaves < num_leaves and (max_depth < 0 or d < max_depth)
+                and max(nl, b - a - nl) >= min_split):
             # as the finder: the smaller child built (the right one unless the left has
             # strictly fewer rows), the larger the parent's minus it
             small, large = (L, R) if nl < b - a - nl else (R, L)
