@@ -25,6 +25,10 @@ them tree for tree):
 * rows divided stably, so every histogram adds its rows in the finder's order.
 
 The tree's arrays come back flat; :meth:`TreeGrower.to_tree` makes the builder's IR nodes.
+
+numba's cache checks a kernel's own file only: these kernels compile
+:mod:`rulegen.learn.kernels`'s search into themselves, so after editing that module delete
+``__pycache__/lgbm_kernels.*.nb?`` (or touch this file), or the old search runs on.
 """
 
 from __future__ import annotations
