@@ -21,7 +21,7 @@ import rulegen.learn.histogram as histogram_module
 from rulegen.errors import LearnerError
 from rulegen.ir import evaluate, serialize
 from rulegen.ir.nodes import CategoricalTest, DefaultChild, Feature, Leaf, Split, Tree
-from rulegen.learn import binning, kernels
+from rulegen.learn import binning, kernels, lgbm_kernels
 from rulegen.learn.binning import Layout, bin_features, build_histograms
 from rulegen.learn.builder import float32_test
 from rulegen.learn.histogram import HistogramSplitFinder
@@ -447,6 +447,8 @@ def test_batching_and_searching_ahead_change_the_work_never_the_model(mixed, mon
         return original(self, nodes, hist)
 
     monkeypatch.setattr(HistogramSplitFinder, "_search", counting)
+    # the finder's work (not the compiled tree grower's, which the end compares too)
+    monkeypatch.setattr(lgbm_kernels, "USE", False)
     models = {}
     for name, guess, small, cache in (("one by one", 0, 0, False), ("default", None, None, True),
                                       ("guess all", 1 << 40, 1 << 40, True)):
@@ -460,7 +462,11 @@ def test_batching_and_searching_ahead_change_the_work_never_the_model(mixed, mon
         models[name + " batches"] = (len(searched), sum(searched))
         monkeypatch.undo()
         monkeypatch.setattr(HistogramSplitFinder, "_search", counting)
+        monkeypatch.setattr(lgbm_kernels, "USE", False)
     assert models["one by one"] == models["default"] == models["guess all"]
+    monkeypatch.setattr(lgbm_kernels, "USE", True)  # the whole tree compiled
+    assert serialize.dumps(est.fit(X, target, categorical_features=[2]).model_) == \
+        models["default"]
     # and from numpy alone, without the compiled kernels (tests/test_kernels.py)
     monkeypatch.setattr(kernels, "ENABLED", False)
     assert serialize.dumps(est.fit(X, target, categorical_features=[2]).model_) == \

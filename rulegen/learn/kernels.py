@@ -53,6 +53,7 @@ def _load() -> bool:
         import numba as nb
 
         from rulegen.learn import kernels_newton  # noqa: F401 - registers its kernels
+        from rulegen.learn import lgbm_kernels  # noqa: F401 - registers its kernels
 
         # no fastmath: every operation rounds as numpy's does (no reassociation, no FMA);
         # error_model numpy: x / 0 is inf or nan, as in numpy, not ZeroDivisionError

@@ -38,6 +38,7 @@ import math
 
 import numpy as np
 
+from rulegen.learn import lgbm_kernels
 from rulegen.learn.base import (
     ClassifierMixin,
     RegressorMixin,
@@ -148,18 +149,26 @@ class _LightGBMStyle(BoostingEstimator):
         frac = settings["colsample_bytree"]
         all_feats = np.arange(p)
         fit_cache = {}  # what every tree shares: the layout, the root's row counts
+        positive = bool(np.all(w > 0))
+        # with numba, a whole tree in one compiled call: the same tree (lgbm_kernels)
+        grower = (lgbm_kernels.TreeGrower(bins, params, self.num_leaves, self.max_depth, eta, w)
+                  if lgbm_kernels.available() else None)
 
         def fit_tree(stage):
             feats = all_feats
             if frac < 1.0:  # LightGBM's feature_fraction: a new draw for every tree
                 feats = np.sort(rng.choice(p, max(1, int(frac * p)), replace=False))
             gw, hw = stage.grad, stage.hess  # weighted already (lgbm_losses)
-            rows = stage.rows[w[stage.rows] > 0]
-            finder = HistogramSplitFinder(bins, feats, gw, hw, w, params, scale=eta,
-                                          fit_cache=fit_cache)
-            tree = TreeBuilder(finder, finder.summarize, limits).build(finder.root(rows))
-            out = finder.leaf_values(tree, n)
-            finder.release()
+            rows = stage.rows if positive else stage.rows[w[stage.rows] > 0]
+            ctx = None if grower is None else grower.context(feats)
+            if ctx is not None and ctx[-1] <= lgbm_kernels.POOL_LIMIT:
+                tree, out = grower.grow(ctx, rows, gw, hw)
+            else:
+                finder = HistogramSplitFinder(bins, feats, gw, hw, w, params, scale=eta,
+                                              fit_cache=fit_cache)
+                tree = TreeBuilder(finder, finder.summarize, limits).build(finder.root(rows))
+                out = finder.leaf_values(tree, n)
+                finder.release()
             if self._raw is None:  # the round-0 scores are the base score
                 self._raw = stage.raw.copy()
             k = stage.output

@@ -1,0 +1,156 @@
+"""lightgbm_style's compiled tree grower (rulegen/learn/lgbm_kernels.py) grows the trees of
+the histogram split finder under the best-first builder, tree for tree and bit for bit:
+the IR JSON byte for byte, and the booster's training scores."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from kernelcheck import bits
+
+from rulegen.ir import serialize
+from rulegen.learn import lgbm_kernels
+from rulegen.learn.lgbm import LightGBMStyleClassifier, LightGBMStyleRegressor
+
+pytestmark = pytest.mark.usefixtures("kernels_compiled")
+
+
+def data(seed, n, task):
+    """Numeric columns with NaN, ties, a zero-heavy column (LightGBM's most frequent bin
+    away from bin 0), small integers (pure nodes, equal gains), a column of one value,
+    and two categorical columns (few and many categories, NaN)."""
+    rng = np.random.default_rng(seed)
+    X = np.empty((n, 8))
+    X[:, 0] = np.round(rng.normal(size=n) * 2) / 2
+    X[:, 1] = rng.integers(-2, 3, n)
+    X[:, 2] = np.where(rng.random(n) < 0.75, 0.0, rng.normal(size=n) * 10)
+    X[:, 3] = rng.normal(size=n) * 1e3 - 5e3
+    X[:, 4] = 7.0
+    X[:, 5] = rng.normal(size=n)
+    X[:, 6] = rng.integers(0, 3, n)  # categorical, one-vs-rest by default
+    X[:, 7] = rng.integers(0, 12, n)  # categorical, sorted scans
+    X[rng.random((n, 8)) < 0.08] = np.nan
+    X[:, 5] = np.where(rng.random(n) < 0.5, X[:, 5], rng.normal(size=n))  # no NaN
+    s = (np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) * 0.5 - np.nan_to_num(X[:, 5])
+         + np.isin(X[:, 7], [1, 4, 5, 9]))
+    if task == "regression":
+        return X, np.round(s * 3 + rng.normal(size=n) * 0.3)  # ties in y too
+    if task == "binary":
+        return X, (s + rng.normal(size=n) > 0.3).astype(int)
+    return X, np.digitize(s + 0.5 * rng.normal(size=n), [-0.5, 0.8])
+
+
+CASES = [  # (task, parameters, categorical columns, sample weights)
+    ("regression", {}, [6, 7], False),
+    ("binary", {}, [6, 7], False),
+    ("multiclass", {}, [6, 7], False),
+    ("regression", {"min_child_samples": 1, "num_leaves": 40}, [], False),
+    ("binary", {"min_child_samples": 0, "max_bin": 7}, [7], False),
+    ("multiclass", {"max_depth": 3, "reg_lambda": 1.0}, [6, 7], True),
+    ("regression", {"num_leaves": 5, "min_split_gain": 2.0}, [7], True),
+    ("binary", {"min_child_weight": 2.0, "learning_rate": 0.3, "min_data_in_bin": 1}, [], True),
+    ("regression", {"subsample": 0.6, "colsample_bytree": 0.5}, [6, 7], False),
+    ("multiclass", {"colsample_bytree": 0.7, "min_child_samples": 3}, [7], False),
+    ("binary", {"max_cat_to_onehot": 16, "min_child_samples": 2}, [6, 7], False),
+    ("regression", {"cat_smooth": 0.0, "cat_l2": 0.0, "min_data_per_group": 1,
+                    "max_cat_threshold": 2, "min_child_samples": 4}, [6, 7], True),
+    ("binary", {"early_stopping_rounds": 3, "num_leaves": 63, "min_child_samples": 5}, [], False),
+    ("regression", {"max_depth": 1, "num_leaves": 2}, [6], False),
+]
+
+
+def fit(task, params, cats, weighted, seed):
+    X, y = data(seed, 300 + 53 * seed, task)
+    w = None
+    if weighted:
+        w = np.random.default_rng(seed).uniform(0.2, 3.0, len(y))
+        w[::11] = 0.0  # rows that take no part, routed by the bins afterwards
+    cls = LightGBMStyleRegressor if task == "regression" else LightGBMStyleClassifier
+    est = cls(n_estimators=12, random_state=seed, **params)
+    return est.fit(X, y, sample_weight=w, categorical_features=cats or None)
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_compiled_trees_are_the_builders(case, monkeypatch):
+    task, params, cats, weighted = CASES[case]
+    grown = []
+    grow = lgbm_kernels.TreeGrower.grow
+
+    def counted(self, *args):
+        grown.append(1)
+        return grow(self, *args)
+
+    monkeypatch.setattr(lgbm_kernels.TreeGrower, "grow", counted)
+    fast = fit(task, params, cats, weighted, case)
+    monkeypatch.setattr(lgbm_kernels, "USE", False)
+    slow = fit(task, params, cats, weighted, case)
+    a, b = fast.model_, slow.model_
+    assert len(grown) >= len(a.trees) == len(b.trees) > 0
+    for k, (ta, tb) in enumerate(zip(a.trees, b.trees)):
+        assert ta == tb, f"tree {k}"
+    assert serialize.dumps(a) == serialize.dumps(b)
+    if slow.train_raw_ is not None:
+        assert np.array_equal(bits(fast.train_raw_), bits(slow.train_raw_))
+    assert fast.n_estimators_ == slow.n_estimators_
+
+
+def test_equal_gains_between_leaves_go_as_the_builder_takes_them(monkeypatch):
+    """Two halves of the data that mirror each other (the same rows shifted by 10 in every
+    column, flipped labels): the root splits them apart, and in the first round its two
+    children hold gradients of opposite signs on bins of the same shape, so every split of
+    one has the same gain as its mirror in the other, to the bit: the lower LightGBM leaf
+    index goes first, and the node ids follow."""
+    rng = np.random.default_rng(1)
+    X0 = rng.integers(1, 6, (150, 3)).astype(float)
+    y0 = (rng.random(150) < 0.85).astype(int)  # noise: the halves' split gains most
+    X = np.vstack([X0, X0 + 10])
+    y = np.concatenate([y0, 1 - y0])  # half positive: base score 0, gradients +-0.5
+    models = []
+    for use in (True, False):
+        monkeypatch.setattr(lgbm_kernels, "USE", use)
+        est = LightGBMStyleClassifier(n_estimators=2, num_leaves=6, min_child_samples=3)
+        models.append(est.fit(X, y).model_)
+    nodes = models[0].trees[0].nodes
+    t1, t2 = nodes[1].test, nodes[2].test  # the mirrored best splits, both taken
+    assert t1.feature == t2.feature and round(t2.threshold - t1.threshold, 9) == 10
+    assert serialize.dumps(models[0]) == serialize.dumps(models[1])
+
+
+def test_the_grower_grows_every_tree_and_stops_as_lightgbm(monkeypatch):
+    """Every tree of a fit comes from the compiled grower; a fit where no tree can split
+    after the first round stops there, as with the builder."""
+    grown = []
+    grow = lgbm_kernels.TreeGrower.grow
+
+    def counted(self, *args):
+        grown.append(1)
+        return grow(self, *args)
+
+    monkeypatch.setattr(lgbm_kernels.TreeGrower, "grow", counted)
+    X, y = data(0, 400, "multiclass")
+    est = LightGBMStyleClassifier(n_estimators=7).fit(X, y)
+    assert len(grown) == len(est.model_.trees) == 21
+    grown.clear()
+    X = np.arange(30.0)[:, None]
+    est = LightGBMStyleRegressor(n_estimators=5, min_child_samples=20).fit(X, X[:, 0])
+    assert est.n_estimators_ == 1 and len(est.model_.trees[0].nodes) == 1
+    assert len(grown) == 2  # the second round's tree is dropped
+
+
+def test_histograms_past_the_pool_limit_go_through_the_finder(monkeypatch):
+    """A fit whose open leaves' histograms would pass POOL_LIMIT is grown by the finder
+    and the builder: the same model, and the compiled grower never runs."""
+    grown = []
+    grow = lgbm_kernels.TreeGrower.grow
+    monkeypatch.setattr(lgbm_kernels.TreeGrower, "grow",
+                        lambda self, *a: grown.append(1) or grow(self, *a))
+    X, y = data(3, 300, "binary")
+    fast = LightGBMStyleClassifier(n_estimators=4).fit(X, y, categorical_features=[7])
+    assert len(grown) == 4
+    monkeypatch.setattr(lgbm_kernels, "POOL_LIMIT", 0)
+    slow = LightGBMStyleClassifier(n_estimators=4).fit(X, y, categorical_features=[7])
+    assert len(grown) == 4
+    assert serialize.dumps(fast.model_) == serialize.dumps(slow.model_)
