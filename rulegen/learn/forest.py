@@ -170,7 +170,8 @@ class TreeGrower:
             self.crit, self.key, self.XT, self.T_codes, self.T_float, w, self.order, self.width,
             spec.max_features, spec.min_samples_leaf, 0.0,
             -1 if lim.max_depth is None else lim.max_depth, lim.min_samples_split,
-            lim.min_impurity_decrease, lim.max_leaf_nodes or 0, float(w.sum()), rng)
+            lim.min_impurity_decrease, lim.max_leaf_nodes or 0, float(w.sum()),
+            *cart_kernels.BLAS, rng)
         # the IR in bulk: per-node Python is what the kernel saves, so little is left here
         n = count
         ws = wsum[:n]
