@@ -20,7 +20,9 @@ lowest class index), and ``predict_proba`` is then the share of votes.
 from __future__ import annotations
 
 import gc
+import math
 import os
+from itertools import repeat
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -139,6 +141,9 @@ class TreeGrower:
                 self.T_codes, self.T_float = np.zeros(1, dtype=np.intp), T
             self.width = spec.criterion.n_classes if crit == cart_kernels.GINI else T.shape[1]
             self.tests = {}  # (feature, threshold) -> NumericTest: thresholds recur across trees
+            # id(tree) -> (tree, leaf width, split features): trees whose arrays passed
+            # _plain_arrays, for validate(plain=...)
+            self.plain = {}
 
     def grow(self, w: np.ndarray, rng: np.random.Generator) -> Tree:
         spec = self.spec
@@ -172,29 +177,79 @@ class TreeGrower:
             -1 if lim.max_depth is None else lim.max_depth, lim.min_samples_split,
             lim.min_impurity_decrease, lim.max_leaf_nodes or 0, float(w.sum()),
             *cart_kernels.BLAS, rng)
-        # the IR in bulk: per-node Python is what the kernel saves, so little is left here
         n = count
         ws = wsum[:n]
         if self.crit == cart_kernels.GINI:
             # _Classification.stats: value c / total (numpy divides as Python does)
-            values = list(map(tuple, (vals[:n] / ws[:, None]).tolist()))
+            leaf_vals = vals[:n] / ws[:, None]
+            values = list(map(tuple, leaf_vals.tolist()))
             dists = list(map(tuple, vals[:n].tolist()))
         else:
-            values = list(map(tuple, vals[:n].tolist()))
-            dists = [None] * n
+            leaf_vals = vals[:n]
+            values = list(map(tuple, leaf_vals.tolist()))
+            dists = None
+        is_split = feat[:n] >= 0
+        plain = _plain_arrays(n, is_split, kids, leaf_vals, vals[:n], ws, imps[:n])
+        at_split, at_leaf = np.flatnonzero(is_split).tolist(), np.flatnonzero(~is_split).tolist()
+        # the IR in bulk, a field at a time (the frozen classes' __init__ sets each field
+        # through object.__setattr__, as long again as the rest): the same objects
+        nodes = list(map(_new, repeat(Leaf, n)))
+        for i in at_split:
+            nodes[i] = _new(Split)
         ws, imps = ws.tolist(), imps[:n].tolist()
-        tests, missing = self.tests, _MISSING
-        nodes = []
-        for i, f, t, ml, kid in zip(range(n), feat[:n].tolist(), thr[:n].tolist(),
-                                    mleft[:n].tolist(), kids[:n].tolist()):
-            if f < 0:
-                nodes.append(Leaf(values[i], ws[i], dists[i], imps[i]))
-                continue
-            test = tests.get((f, t))
+        _fill(Leaf, [nodes[i] for i in at_leaf], value=[values[i] for i in at_leaf],
+              samples=[ws[i] for i in at_leaf], impurity=[imps[i] for i in at_leaf],
+              distribution=dists and [dists[i] for i in at_leaf])
+        tests, keys = self.tests, list(zip(feat[:n][is_split].tolist(), thr[:n][is_split].tolist()))
+        found = list(map(tests.get, keys))
+        for k, test in enumerate(found):
             if test is None:
-                test = tests[(f, t)] = float32_test(f, t)
-            nodes.append(Split(test, tuple(kid), missing[ml], None, ws[i], dists[i], imps[i]))
-        return Tree(nodes=tuple(nodes)), values
+                test = tests.get(keys[k])  # a threshold may recur within the tree
+                if test is None:
+                    test = tests[keys[k]] = float32_test(*keys[k])
+                    plain = plain and _plain_threshold(test.threshold)
+                found[k] = test
+        _fill(Split, [nodes[i] for i in at_split], test=found,
+              children=list(map(tuple, kids[:n][is_split].tolist())),
+              missing=list(map(_MISSING.__getitem__, mleft[:n][is_split].tolist())),
+              samples=[ws[i] for i in at_split], impurity=[imps[i] for i in at_split],
+              distribution=dists and [dists[i] for i in at_split])
+        tree = Tree(nodes=tuple(nodes))
+        if plain:
+            self.plain[id(tree)] = (tree, vals.shape[1], set(feat[:n][is_split].tolist()))
+        return tree, values
+
+
+def _plain_arrays(n, is_split, kids, *floats) -> bool:
+    """What validate._plain_ok checks of each node, checked on the kernel's arrays at once
+    (the nodes built from them are plain by construction: float fields, numeric tests in
+    float32, a default child): every float finite, and every node but the root the child of
+    exactly one earlier split."""
+    if not all(np.isfinite(a).all() for a in floats):
+        return False
+    k = kids[:n][is_split]
+    if not ((k > np.flatnonzero(is_split)[:, None]).all() and (k < n).all()):
+        return False
+    return bool((np.bincount(k.ravel(), minlength=n)[1:] == 1).all())
+
+
+def _plain_threshold(t: float) -> bool:
+    """validate._plain_ok's check of a float32 test's threshold."""
+    return type(t) is float and not math.isnan(t) and (
+        math.isinf(t) or float(np.float32(t)) == t)
+
+
+_new = object.__new__
+_FIELDS = {cls: cls.__slots__ for cls in (Leaf, Split)}
+
+
+def _fill(cls, objs, **columns):
+    """Set every field of the new (``object.__new__``) ``cls`` objects from the columns, a
+    field left out or given None being None in every object (the dataclass's default)."""
+    for name in _FIELDS[cls]:
+        column = columns.get(name)
+        setter = getattr(cls, name).__set__
+        any(map(setter, objs, repeat(None) if column is None else column))
 
 
 # --- the forest ---------------------------------------------------------------------------
@@ -304,8 +359,13 @@ class _BaseForest(Estimator):
         # n_jobs decides the time only: the model (its provenance too) is the same without it
         params = {k: v for k, v in self.get_params().items() if k != "n_jobs"}
         with _collector_paused():
+            plain = {}  # trees the compiled grower built from checked arrays
+            for i, tree in enumerate(trees):
+                entry = grower.plain.get(id(tree)) if grower.compiled is not None else None
+                if entry is not None and entry[0] is tree:
+                    plain[i] = entry[1:]
             self.model_ = make_model(names, cat_labels, target, trees, "random_forest", params,
-                                     n, aggregation=aggregation)
+                                     n, plain=plain, aggregation=aggregation)
         self._set_fitted(fitted, names)
         self.input_scale_ = scale
         self.feature_importances_ = impurity_importances(self.model_, scale=scale)
