@@ -150,7 +150,7 @@ class TreeGrower:
         min_weight_leaf = spec.min_weight_fraction_leaf * float(w.sum())
         if self.compiled is not None and min_weight_leaf == 0 and self.oblique is None \
                 and not self.cat_sizes and spec.splitter == "best":
-            return self.grow_compiled(w, rng)[0]
+            return self.grow_compiled(w, rng, node_values=False)[0]
         kw = {"splitter": spec.splitter, "max_features": spec.max_features,
               "min_samples_leaf": spec.min_samples_leaf, "min_weight_leaf": min_weight_leaf,
               "rng": rng}
@@ -167,9 +167,10 @@ class TreeGrower:
         root = finder.root(np.flatnonzero(w > 0), self.order)
         return TreeBuilder(finder, finder.summarize, limits).build(root)
 
-    def grow_compiled(self, w, rng) -> tuple[Tree, list]:
-        """The tree (its numeric parts only: no categories, no minimum leaf weight) and
-        every node's value as a leaf (``TreeBuilder.node_values``, for CART's pruning)."""
+    def grow_compiled(self, w, rng, node_values: bool = True) -> tuple[Tree, list | None]:
+        """The tree (its numeric parts only: no categories, no minimum leaf weight) and, if
+        ``node_values``, every node's value as a leaf (``TreeBuilder.node_values``, for
+        CART's pruning)."""
         spec, lim = self.spec, self.spec.limits
         feat, thr, mleft, kids, vals, wsum, imps, count = self.compiled(
             self.crit, self.key, self.XT, self.T_codes, self.T_float, w, self.order, self.width,
@@ -178,29 +179,22 @@ class TreeGrower:
             lim.min_impurity_decrease, lim.max_leaf_nodes or 0, float(w.sum()),
             *cart_kernels.BLAS, rng)
         n = count
-        ws = wsum[:n]
-        if self.crit == cart_kernels.GINI:
-            # _Classification.stats: value c / total (numpy divides as Python does)
-            leaf_vals = vals[:n] / ws[:, None]
-            values = list(map(tuple, leaf_vals.tolist()))
-            dists = list(map(tuple, vals[:n].tolist()))
-        else:
-            leaf_vals = vals[:n]
-            values = list(map(tuple, leaf_vals.tolist()))
-            dists = None
-        is_split = feat[:n] >= 0
-        plain = _plain_arrays(n, is_split, kids, leaf_vals, vals[:n], ws, imps[:n])
-        at_split, at_leaf = np.flatnonzero(is_split).tolist(), np.flatnonzero(~is_split).tolist()
+        feat, thr, mleft, kids, vals, ws, imps = (
+            feat[:n], thr[:n], mleft[:n], kids[:n], vals[:n], wsum[:n], imps[:n])
+        gini = self.crit == cart_kernels.GINI
+        # _Classification.stats: value c / total (numpy divides as Python does)
+        leaf_vals = vals / ws[:, None] if gini else vals
+        is_split = feat >= 0
+        plain = _plain_arrays(n, is_split, kids, leaf_vals, vals, ws, imps)
+        li, si = np.flatnonzero(~is_split), np.flatnonzero(is_split)
         # the IR in bulk, a field at a time (the frozen classes' __init__ sets each field
         # through object.__setattr__, as long again as the rest): the same objects
-        nodes = list(map(_new, repeat(Leaf, n)))
-        for i in at_split:
-            nodes[i] = _new(Split)
-        ws, imps = ws.tolist(), imps[:n].tolist()
-        _fill(Leaf, [nodes[i] for i in at_leaf], value=[values[i] for i in at_leaf],
-              samples=[ws[i] for i in at_leaf], impurity=[imps[i] for i in at_leaf],
-              distribution=dists and [dists[i] for i in at_leaf])
-        tests, keys = self.tests, list(zip(feat[:n][is_split].tolist(), thr[:n][is_split].tolist()))
+        leaves = list(map(_new, repeat(Leaf, li.size)))
+        splits = list(map(_new, repeat(Split, si.size)))
+        _fill(Leaf, leaves, value=list(map(tuple, leaf_vals[li].tolist())),
+              samples=ws[li].tolist(), impurity=imps[li].tolist(),
+              distribution=list(map(tuple, vals[li].tolist())) if gini else None)
+        tests, keys = self.tests, list(zip(feat[si].tolist(), thr[si].tolist()))
         found = list(map(tests.get, keys))
         for k, test in enumerate(found):
             if test is None:
@@ -209,15 +203,19 @@ class TreeGrower:
                     test = tests[keys[k]] = float32_test(*keys[k])
                     plain = plain and _plain_threshold(test.threshold)
                 found[k] = test
-        _fill(Split, [nodes[i] for i in at_split], test=found,
-              children=list(map(tuple, kids[:n][is_split].tolist())),
-              missing=list(map(_MISSING.__getitem__, mleft[:n][is_split].tolist())),
-              samples=[ws[i] for i in at_split], impurity=[imps[i] for i in at_split],
-              distribution=dists and [dists[i] for i in at_split])
+        _fill(Split, splits, test=found, children=list(map(tuple, kids[si].tolist())),
+              missing=list(map(_MISSING.__getitem__, mleft[si].tolist())),
+              samples=ws[si].tolist(), impurity=imps[si].tolist(),
+              distribution=list(map(tuple, vals[si].tolist())) if gini else None)
+        nodes = [None] * n
+        for i, node in zip(li.tolist(), leaves):
+            nodes[i] = node
+        for i, node in zip(si.tolist(), splits):
+            nodes[i] = node
         tree = Tree(nodes=tuple(nodes))
         if plain:
-            self.plain[id(tree)] = (tree, vals.shape[1], set(feat[:n][is_split].tolist()))
-        return tree, values
+            self.plain[id(tree)] = (tree, vals.shape[1], set(feat[si].tolist()))
+        return tree, list(map(tuple, leaf_vals.tolist())) if node_values else None
 
 
 def _plain_arrays(n, is_split, kids, *floats) -> bool:
