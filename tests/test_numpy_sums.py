@@ -83,14 +83,17 @@ def fit_pair(monkeypatch, X, y, **params):
     return a.model_, b.model_
 
 
-def test_big_nodes_same_trees(monkeypatch):
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_big_nodes_same_trees(monkeypatch, n_jobs):
     """Nodes of over 10,000 rows, where OpenBLAS may split a dot product between threads:
-    the compiled path calls the same function, so the trees are numpy's."""
+    the compiled path calls the same function, so the trees are numpy's -- also with trees
+    grown on two threads, whose compiled statistics may call BLAS at the same time."""
     rng = np.random.default_rng(3)
     X = rng.normal(size=(14_000, 3))
     X[rng.random(X.shape) < 0.05] = np.nan
     y = np.nan_to_num(X[:, 0]) * 1e3 + rng.normal(size=len(X)) * 37.0
-    a, b = fit_pair(monkeypatch, X, y, n_estimators=2, max_depth=3, random_state=0)
+    a, b = fit_pair(monkeypatch, X, y, n_estimators=4, max_depth=3, random_state=0,
+                    n_jobs=n_jobs)
     assert a.trees == b.trees
 
 
