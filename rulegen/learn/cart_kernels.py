@@ -58,7 +58,7 @@ def register(criterion) -> int:
 _KERNELS = []
 numba = None
 USE = True
-BLAS = (0, False)  # after load(): numpy's cblas_ddot (address, 64-bit ints?); 0: object mode
+BLAS = None  # numpy_blas()'s answer once asked: (address, 64-bit ints?); address 0: object mode
 
 
 def _jit(fn):
@@ -70,7 +70,7 @@ def _jit(fn):
 def load():
     """The compiled grower, or None without numba (or with ``RULEGEN_JIT=0``, or ``USE``
     False: the tests' switch to compare with the numpy finder)."""
-    global _grow, numba, BLAS
+    global _grow, numba
     if not USE:
         return None
     if _grow is None:
@@ -91,20 +91,24 @@ def load():
             globals().update(compiled)
             sums.update({fn.__name__: compiled[fn.__name__] for fn in numpy_sums.KERNELS})
             _grow = compiled["grow"]
-            BLAS = _numpy_blas()
     return _grow or None
 
 
-def _numpy_blas():
-    """numpy's cblas_ddot for :func:`squared_stats` if the compiled sums give numpy's bits on
-    the probes, else (0, False): object mode."""
-    try:
-        found = numpy_sums.dot_address()
-        if found and numpy_sums.agrees(numpy_sums.pairwise_sum, numpy_sums.dot, *found):
-            return found
-    except Exception:  # noqa: BLE001 - any failure means "ask numpy"
-        pass
-    return 0, False
+def numpy_blas() -> tuple[int, bool]:
+    """For :func:`grow` (after :func:`load`), asked once, by regression only: numpy's
+    cblas_ddot for :func:`squared_stats` if the compiled sums give numpy's bits on the
+    probes, else (0, False): object mode."""
+    global BLAS
+    if BLAS is None:
+        found = None
+        try:
+            found = numpy_sums.dot_address()
+            if found and not numpy_sums.agrees(numpy_sums.pairwise_sum, numpy_sums.dot, *found):
+                found = None
+        except Exception:  # noqa: BLE001 - any failure means "ask numpy"
+            found = None
+        BLAS = found or (0, False)
+    return BLAS
 
 
 def _regression_stats(key, T, w, rows, n_left, imp, weight, value):

@@ -140,6 +140,7 @@ class TreeGrower:
             else:
                 self.T_codes, self.T_float = np.zeros(1, dtype=np.intp), T
             self.width = spec.criterion.n_classes if crit == cart_kernels.GINI else T.shape[1]
+            self.blas = (0, False) if crit == cart_kernels.GINI else cart_kernels.numpy_blas()
             self.tests = {}  # (feature, threshold) -> NumericTest: thresholds recur across trees
             # id(tree) -> (tree, leaf width, split features): trees whose arrays passed
             # _plain_arrays, for validate(plain=...)
@@ -177,7 +178,7 @@ class TreeGrower:
             spec.max_features, spec.min_samples_leaf, 0.0,
             -1 if lim.max_depth is None else lim.max_depth, lim.min_samples_split,
             lim.min_impurity_decrease, lim.max_leaf_nodes or 0, float(w.sum()),
-            *cart_kernels.BLAS, rng)
+            *self.blas, rng)
         n = count
         feat, thr, mleft, kids, vals, ws, imps = (
             feat[:n], thr[:n], mleft[:n], kids[:n], vals[:n], wsum[:n], imps[:n])
