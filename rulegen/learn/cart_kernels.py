@@ -22,9 +22,10 @@ the bit (``tests/test_forest_kernel.py``):
 Covered: the criteria ``gini`` and ``squared_error`` (multi-output too). A regression
 node's statistics (``SquaredError.stats``: numpy's pairwise sum and BLAS dot products) are
 computed by :mod:`rulegen.learn.numpy_sums` with numpy's own summation orders (its sum
-written out, its BLAS ddot called by address), checked against numpy when they load; with
-several outputs, or where that check fails, they are asked of the numpy criterion itself
-through numba's object mode (~30 us a node). Either way they are numpy's bits. Anything else
+written out, its BLAS ddot called by address), checked against numpy on the first
+regression fit (:func:`numpy_blas`); with several outputs, or where that check fails, they
+are asked of the numpy criterion itself through numba's object mode (~30 us a node).
+Either way they are numpy's bits. Anything else
 (entropy: numpy's vectorised log need not round as the C library's does; absolute
 error; ``min_weight_fraction_leaf`` > 0, whose stop rule takes numpy's pairwise sum;
 random splitter; categorical or oblique splits) is grown by the numpy finder.

@@ -7,8 +7,8 @@ kernel sums in an order of its own, chosen by the CPU it runs on).
 loop they would round differently (and reaching numpy through numba's object mode costs
 more than the rest of the tree). The sum is numpy's algorithm written out; the dot product
 calls the very function numpy calls, found in the BLAS library numpy loaded, by its
-address. Both are checked against numpy on probe vectors when they load
-(:func:`dot_address`, :func:`agrees`); anything missing or different leaves
+address. Both are checked against numpy on probe vectors before first use
+(:func:`dot_address`, :func:`agrees`, called by ``cart_kernels.numpy_blas``); anything missing or different leaves
 ``cart_kernels`` on object mode, which is numpy itself.
 """
 
