@@ -247,8 +247,14 @@ def _plain_ok(node, ni, n, width, numeric, parent) -> bool:
     return True
 
 
-def validate(model: Model) -> Model:
-    """Return ``model`` unchanged if it is valid; raise IRValidationError otherwise."""
+def validate(model: Model, plain: dict | None = None) -> Model:
+    """Return ``model`` unchanged if it is valid; raise IRValidationError otherwise.
+
+    ``plain`` (learners only): {tree index: (leaf width, split features)} for trees whose
+    nodes the learner built from arrays it checked in bulk for everything
+    :func:`_plain_ok` checks but the model's width and feature kinds (finite floats,
+    float32-exact thresholds, each node but the root the child of one earlier split). Their
+    nodes are not checked again when that width is the model's and those features numeric."""
     if not model.features:
         _fail("features", "a model needs at least one feature")
     names = set()
@@ -307,6 +313,11 @@ def validate(model: Model) -> Model:
         n = len(tree.nodes)
         if n == 0:
             _fail(f"{tp}.nodes", "a tree needs at least one node")
+        checked = plain.get(ti) if plain else None
+        if (checked is not None and checked[0] == width
+                and all(type(f) is int and 0 <= f < len(numeric) and numeric[f]
+                        for f in checked[1])):
+            continue
         parent: list[int | None] = [None] * n
         for ni, node in enumerate(tree.nodes):
             if _plain_ok(node, ni, n, width, numeric, parent):

@@ -142,8 +142,9 @@ def check_progress(progress) -> None:
                            f"got {progress!r}")
 
 def make_model(names, cat_labels: dict, target: Target, trees, algorithm: str, params: dict,
-               n_samples: int, **model_fields) -> Model:
-    """The validated IR model of a fitted learner (a single tree unless ``trees`` has more)."""
+               n_samples: int, plain: dict | None = None, **model_fields) -> Model:
+    """The validated IR model of a fitted learner (a single tree unless ``trees`` has more);
+    ``plain``: trees whose nodes the learner checked in bulk (``validate``'s)."""
     width = len(target.classes) if target.task == "classification" else target.n_outputs
     if isinstance(trees, Tree):
         trees = (trees,)
@@ -156,7 +157,7 @@ def make_model(names, cat_labels: dict, target: Target, trees, algorithm: str, p
         features=features_of(names, cat_labels),
         target=target, trees=tuple(trees), **fields,
         provenance=Provenance(algorithm=algorithm, params=clean, library=library(),
-                              n_samples=n_samples, n_features=len(names))))
+                              n_samples=n_samples, n_features=len(names))), plain)
 
 
 class Estimator:

@@ -19,9 +19,13 @@ the bit (``tests/test_forest_kernel.py``):
   strictly as ``best_numeric`` does;
 * a node's rows and each feature's sorted rows divided stably, as the numpy filter does.
 
-Covered: the criteria ``gini`` and ``squared_error`` (multi-output too); a regression
-node's statistics (a BLAS dot product in ``SquaredError.stats``) are asked of the numpy
-criterion itself through numba's object mode, so they are its bits. Anything else
+Covered: the criteria ``gini`` and ``squared_error`` (multi-output too). A regression
+node's statistics (``SquaredError.stats``: numpy's pairwise sum and BLAS dot products) are
+computed by :mod:`rulegen.learn.numpy_sums` with numpy's own summation orders (its sum
+written out, its BLAS ddot called by address), checked against numpy on the first
+regression fit (:func:`numpy_blas`); with several outputs, or where that check fails, they
+are asked of the numpy criterion itself through numba's object mode (~30 us a node).
+Either way they are numpy's bits. Anything else
 (entropy: numpy's vectorised log need not round as the C library's does; absolute
 error; ``min_weight_fraction_leaf`` > 0, whose stop rule takes numpy's pairwise sum;
 random splitter; categorical or oblique splits) is grown by the numpy finder.
@@ -34,7 +38,7 @@ import weakref
 
 import numpy as np
 
-from rulegen.learn import kernels
+from rulegen.learn import kernels, numpy_sums
 
 GINI, SQUARED = 0, 1
 _EPS = float(np.finfo(np.float64).eps)  # builder.EPSILON
@@ -55,6 +59,7 @@ def register(criterion) -> int:
 _KERNELS = []
 numba = None
 USE = True
+BLAS = None  # numpy_blas()'s answer once asked: (address, 64-bit ints?); address 0: object mode
 
 
 def _jit(fn):
@@ -74,15 +79,37 @@ def load():
         if kernels.enabled():
             try:
                 numba = kernels.numba
+                sums = numpy_sums.__dict__
+                sums["ddot64"], sums["ddot32"] = numpy_sums.intrinsics(numba)
                 # (split_stats holds the GIL in its object-mode block only; marked nogil it
                 # would only warn so, since its callers release the GIL anyway)
                 compiled = {fn.__name__: numba.njit(cache=True, nogil=fn.__name__ != "split_stats",
-                                                    error_model="numpy")(fn) for fn in _KERNELS}
+                                                    error_model="numpy")(fn)
+                            for fn in (*_KERNELS, *numpy_sums.KERNELS)}
             except Exception:  # noqa: BLE001 - any failure means "no accelerator"
                 return None
-            globals().update(compiled)  # kernels calling kernels find the dispatchers here
+            # kernels calling kernels find the dispatchers in their module's names
+            globals().update(compiled)
+            sums.update({fn.__name__: compiled[fn.__name__] for fn in numpy_sums.KERNELS})
             _grow = compiled["grow"]
     return _grow or None
+
+
+def numpy_blas() -> tuple[int, bool]:
+    """For :func:`grow` (after :func:`load`), asked once, by regression only: numpy's
+    cblas_ddot for :func:`squared_stats` if the compiled sums give numpy's bits on the
+    probes, else (0, False): object mode."""
+    global BLAS
+    if BLAS is None:
+        found = None
+        try:
+            found = numpy_sums.dot_address()
+            if found and not numpy_sums.agrees(numpy_sums.pairwise_sum, numpy_sums.dot, *found):
+                found = None
+        except Exception:  # noqa: BLE001 - any failure means "ask numpy"
+            found = None
+        BLAS = found or (0, False)
+    return BLAS
 
 
 def _regression_stats(key, T, w, rows, n_left, imp, weight, value):
@@ -111,7 +138,24 @@ def class_stats(T, w, rows, a, b, counts):
 
 
 @_jit
-def split_stats(crit, key, T, T2, w, rows, n_left, imp, weight, value):
+def squared_stats(T2, w, rows, a, b, blas, int64, ww, yy):
+    """``SquaredError.stats`` of one output for the rows ``rows[a:b]``: (impurity, weight,
+    mean), summed as numpy sums them (``ww``, ``yy``: scratch of at least b - a)."""
+    n = b - a
+    for k in range(n):
+        r = rows[a + k]
+        ww[k] = w[r]
+        yy[k] = T2[r, 0]
+    wsum = pairwise_sum(ww, 0, n)  # ww.sum()
+    mean = dot(blas, int64, ww, yy, n) / wsum  # (ww @ Y) / wsum
+    for k in range(n):
+        d = yy[k] - mean
+        yy[k] = d * d  # (Y - mean) ** 2
+    return dot(blas, int64, ww, yy, n) / wsum, wsum, mean
+
+
+@_jit
+def split_stats(crit, key, T, T2, w, rows, n_left, imp, weight, value, blas, int64, scratch):
     """Stats of the rows ``rows[:n_left]`` (slot 0) and ``rows[n_left:]`` (slot 1), or of
     all of them (slot 0) when n_left is 0: impurity, support and class weights or mean."""
     if crit == GINI:
@@ -120,6 +164,16 @@ def split_stats(crit, key, T, T2, w, rows, n_left, imp, weight, value):
         else:
             imp[0], weight[0] = class_stats(T, w, rows, 0, n_left, value[0])
             imp[1], weight[1] = class_stats(T, w, rows, n_left, rows.size, value[1])
+        return
+    if blas != 0 and T2.shape[1] == 1:
+        if n_left == 0:
+            imp[0], weight[0], value[0, 0] = squared_stats(T2, w, rows, 0, rows.size, blas,
+                                                           int64, scratch[0], scratch[1])
+        else:
+            imp[0], weight[0], value[0, 0] = squared_stats(T2, w, rows, 0, n_left, blas, int64,
+                                                           scratch[0], scratch[1])
+            imp[1], weight[1], value[1, 0] = squared_stats(T2, w, rows, n_left, rows.size, blas,
+                                                           int64, scratch[0], scratch[1])
         return
     with numba.objmode():
         _regression_stats(key, T2, w, rows, n_left, imp, weight, value)
@@ -309,7 +363,7 @@ def divide(S, rows, S2, rows2, a, b, goes_left):
 
 @_jit
 def grow(crit, key, XT, T, T2, w, order, n_out, max_features, msl, mwl, max_depth, min_split,
-         min_decrease, max_leaves, total_weight, rng):
+         min_decrease, max_leaves, total_weight, blas, int64, rng):
     """The whole tree. Returns per node: feature (-1 leaf), threshold, missing left,
     left and right child ids, class weights or mean, support, impurity; and the count."""
     p, N = XT.shape
@@ -360,6 +414,7 @@ def grow(crit, key, XT, T, T2, w, order, n_out, max_features, msl, mwl, max_dept
     ch_val = np.zeros((cap, 2, n_out))
     nm = np.zeros(p, dtype=np.int64)
     const = np.zeros(p, dtype=np.bool_)
+    scratch = np.empty((2, m if crit != GINI and blas != 0 else 0))  # squared_stats' buffers
     # pending nodes: (a, b, depth, parent, slot)
     stack = np.zeros((cap, 5), dtype=np.int64)
     top = 0
@@ -409,7 +464,8 @@ def grow(crit, key, XT, T, T2, w, order, n_out, max_features, msl, mwl, max_dept
         n = b - a
         rows, S = Rb[depth % 2], Sb[depth % 2]
         if parent < 0:
-            split_stats(crit, key, T, T2, w, rows[a:b], 0, ch_imp[0], ch_w[0], ch_val[0])
+            split_stats(crit, key, T, T2, w, rows[a:b], 0, ch_imp[0], ch_w[0], ch_val[0], blas,
+                        int64, scratch)
             imp, ws = ch_imp[0, 0], ch_w[0, 0]
             vals[nid] = ch_val[0, 0]
         else:  # computed by the parent's split
@@ -434,7 +490,7 @@ def grow(crit, key, XT, T, T2, w, order, n_out, max_features, msl, mwl, max_dept
         for k in range(a, b):
             goes_left[rows[k]] = False
         split_stats(crit, key, T, T2, w, Rb[nxt, a:b], n_left, ch_imp[nid], ch_w[nid],
-                    ch_val[nid])
+                    ch_val[nid], blas, int64, scratch)
         il, wl, ir = ch_imp[nid, 0], ch_w[nid, 0], ch_imp[nid, 1]
         wr = ws - wl
         imv = (ws / total_weight) * (imp - (wr / ws * ir) - (wl / ws * il))

@@ -20,7 +20,9 @@ lowest class index), and ``predict_proba`` is then the share of votes.
 from __future__ import annotations
 
 import gc
+import math
 import os
+from itertools import repeat
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -138,14 +140,18 @@ class TreeGrower:
             else:
                 self.T_codes, self.T_float = np.zeros(1, dtype=np.intp), T
             self.width = spec.criterion.n_classes if crit == cart_kernels.GINI else T.shape[1]
+            self.blas = (0, False) if crit == cart_kernels.GINI else cart_kernels.numpy_blas()
             self.tests = {}  # (feature, threshold) -> NumericTest: thresholds recur across trees
+            # id(tree) -> (tree, leaf width, split features): trees whose arrays passed
+            # _plain_arrays, for validate(plain=...)
+            self.plain = {}
 
     def grow(self, w: np.ndarray, rng: np.random.Generator) -> Tree:
         spec = self.spec
         min_weight_leaf = spec.min_weight_fraction_leaf * float(w.sum())
         if self.compiled is not None and min_weight_leaf == 0 and self.oblique is None \
                 and not self.cat_sizes and spec.splitter == "best":
-            return self.grow_compiled(w, rng)[0]
+            return self.grow_compiled(w, rng, node_values=False)[0]
         kw = {"splitter": spec.splitter, "max_features": spec.max_features,
               "min_samples_leaf": spec.min_samples_leaf, "min_weight_leaf": min_weight_leaf,
               "rng": rng}
@@ -162,38 +168,87 @@ class TreeGrower:
         root = finder.root(np.flatnonzero(w > 0), self.order)
         return TreeBuilder(finder, finder.summarize, limits).build(root)
 
-    def grow_compiled(self, w, rng) -> tuple[Tree, list]:
-        """The tree (its numeric parts only: no categories, no minimum leaf weight) and
-        every node's value as a leaf (``TreeBuilder.node_values``, for CART's pruning)."""
+    def grow_compiled(self, w, rng, node_values: bool = True) -> tuple[Tree, list | None]:
+        """The tree (its numeric parts only: no categories, no minimum leaf weight) and, if
+        ``node_values``, every node's value as a leaf (``TreeBuilder.node_values``, for
+        CART's pruning)."""
         spec, lim = self.spec, self.spec.limits
         feat, thr, mleft, kids, vals, wsum, imps, count = self.compiled(
             self.crit, self.key, self.XT, self.T_codes, self.T_float, w, self.order, self.width,
             spec.max_features, spec.min_samples_leaf, 0.0,
             -1 if lim.max_depth is None else lim.max_depth, lim.min_samples_split,
-            lim.min_impurity_decrease, lim.max_leaf_nodes or 0, float(w.sum()), rng)
-        # the IR in bulk: per-node Python is what the kernel saves, so little is left here
+            lim.min_impurity_decrease, lim.max_leaf_nodes or 0, float(w.sum()),
+            *self.blas, rng)
         n = count
-        ws = wsum[:n]
-        if self.crit == cart_kernels.GINI:
-            # _Classification.stats: value c / total (numpy divides as Python does)
-            values = list(map(tuple, (vals[:n] / ws[:, None]).tolist()))
-            dists = list(map(tuple, vals[:n].tolist()))
-        else:
-            values = list(map(tuple, vals[:n].tolist()))
-            dists = [None] * n
-        ws, imps = ws.tolist(), imps[:n].tolist()
-        tests, missing = self.tests, _MISSING
-        nodes = []
-        for i, f, t, ml, kid in zip(range(n), feat[:n].tolist(), thr[:n].tolist(),
-                                    mleft[:n].tolist(), kids[:n].tolist()):
-            if f < 0:
-                nodes.append(Leaf(values[i], ws[i], dists[i], imps[i]))
-                continue
-            test = tests.get((f, t))
+        feat, thr, mleft, kids, vals, ws, imps = (
+            feat[:n], thr[:n], mleft[:n], kids[:n], vals[:n], wsum[:n], imps[:n])
+        gini = self.crit == cart_kernels.GINI
+        # _Classification.stats: value c / total (numpy divides as Python does)
+        leaf_vals = vals / ws[:, None] if gini else vals
+        is_split = feat >= 0
+        plain = _plain_arrays(n, is_split, kids, leaf_vals, vals, ws, imps)
+        li, si = np.flatnonzero(~is_split), np.flatnonzero(is_split)
+        # the IR in bulk, a field at a time (the frozen classes' __init__ sets each field
+        # through object.__setattr__, as long again as the rest): the same objects
+        leaves = list(map(_new, repeat(Leaf, li.size)))
+        splits = list(map(_new, repeat(Split, si.size)))
+        _fill(Leaf, leaves, value=list(map(tuple, leaf_vals[li].tolist())),
+              samples=ws[li].tolist(), impurity=imps[li].tolist(),
+              distribution=list(map(tuple, vals[li].tolist())) if gini else None)
+        tests, keys = self.tests, list(zip(feat[si].tolist(), thr[si].tolist()))
+        found = list(map(tests.get, keys))
+        for k, test in enumerate(found):
             if test is None:
-                test = tests[(f, t)] = float32_test(f, t)
-            nodes.append(Split(test, tuple(kid), missing[ml], None, ws[i], dists[i], imps[i]))
-        return Tree(nodes=tuple(nodes)), values
+                test = tests.get(keys[k])  # a threshold may recur within the tree
+                if test is None:
+                    test = tests[keys[k]] = float32_test(*keys[k])
+                    plain = plain and _plain_threshold(test.threshold)
+                found[k] = test
+        _fill(Split, splits, test=found, children=list(map(tuple, kids[si].tolist())),
+              missing=list(map(_MISSING.__getitem__, mleft[si].tolist())),
+              samples=ws[si].tolist(), impurity=imps[si].tolist(),
+              distribution=list(map(tuple, vals[si].tolist())) if gini else None)
+        nodes = [None] * n
+        for i, node in zip(li.tolist(), leaves):
+            nodes[i] = node
+        for i, node in zip(si.tolist(), splits):
+            nodes[i] = node
+        tree = Tree(nodes=tuple(nodes))
+        if plain:
+            self.plain[id(tree)] = (tree, vals.shape[1], set(feat[si].tolist()))
+        return tree, list(map(tuple, leaf_vals.tolist())) if node_values else None
+
+
+def _plain_arrays(n, is_split, kids, *floats) -> bool:
+    """What validate._plain_ok checks of each node, checked on the kernel's arrays at once
+    (the nodes built from them are plain by construction: float fields, numeric tests in
+    float32, a default child): every float finite, and every node but the root the child of
+    exactly one earlier split."""
+    if not all(np.isfinite(a).all() for a in floats):
+        return False
+    k = kids[:n][is_split]
+    if not ((k > np.flatnonzero(is_split)[:, None]).all() and (k < n).all()):
+        return False
+    return bool((np.bincount(k.ravel(), minlength=n)[1:] == 1).all())
+
+
+def _plain_threshold(t: float) -> bool:
+    """validate._plain_ok's check of a float32 test's threshold."""
+    return type(t) is float and not math.isnan(t) and (
+        math.isinf(t) or float(np.float32(t)) == t)
+
+
+_new = object.__new__
+_FIELDS = {cls: cls.__slots__ for cls in (Leaf, Split)}
+
+
+def _fill(cls, objs, **columns):
+    """Set every field of the new (``object.__new__``) ``cls`` objects from the columns, a
+    field left out or given None being None in every object (the dataclass's default)."""
+    for name in _FIELDS[cls]:
+        column = columns.get(name)
+        setter = getattr(cls, name).__set__
+        any(map(setter, objs, repeat(None) if column is None else column))
 
 
 # --- the forest ---------------------------------------------------------------------------
@@ -303,8 +358,13 @@ class _BaseForest(Estimator):
         # n_jobs decides the time only: the model (its provenance too) is the same without it
         params = {k: v for k, v in self.get_params().items() if k != "n_jobs"}
         with _collector_paused():
+            plain = {}  # trees the compiled grower built from checked arrays
+            for i, tree in enumerate(trees):
+                entry = grower.plain.get(id(tree)) if grower.compiled is not None else None
+                if entry is not None and entry[0] is tree:
+                    plain[i] = entry[1:]
             self.model_ = make_model(names, cat_labels, target, trees, "random_forest", params,
-                                     n, aggregation=aggregation)
+                                     n, plain=plain, aggregation=aggregation)
         self._set_fitted(fitted, names)
         self.input_scale_ = scale
         self.feature_importances_ = impurity_importances(self.model_, scale=scale)
