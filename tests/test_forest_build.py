@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("numba")
 
-from rulegen.errors import IRValidationError
+from rulegen.errors import IRValidationError, LearnerError
 from rulegen.ir import validate as validation
 from rulegen.ir.nodes import Leaf, Split
 from rulegen.learn import cart_kernels, forest
@@ -69,19 +69,19 @@ def test_numpy_trees_are_checked_node_by_node(monkeypatch):
     assert seen[-1] == {}
 
 
-def test_non_finite_statistics_are_refused_as_before(monkeypatch):
-    """Targets whose sums overflow: a NaN impurity, refused with the same message on both
-    paths (the bulk check sends the tree to validate's own)."""
+def test_targets_whose_sums_overflow_are_refused_before_growing(monkeypatch):
+    """Targets whose squared sums overflow made NaN impurities that only the IR check caught;
+    they are refused at the boundary now, with the same line on both paths."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 3))
     y = np.where(X[:, 0] > 0, 1.5e308, -1e308) * rng.uniform(0.9, 1.0, 200)
     messages = []
     for use in (True, False):
         monkeypatch.setattr(cart_kernels, "USE", use)
-        with np.errstate(all="ignore"), pytest.raises(IRValidationError) as err:
+        with pytest.raises(LearnerError) as err:
             RandomForestRegressor(n_estimators=2, random_state=0).fit(X, y)
         messages.append(str(err.value))
-    assert messages[0] == messages[1] and "impurity" in messages[0]
+    assert messages[0] == messages[1] and messages[0].startswith("y[0] is 1.45")
 
 
 def test_bulk_check_refuses_broken_arrays():

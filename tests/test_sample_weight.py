@@ -58,3 +58,24 @@ def test_a_side_whose_weight_vanishes_in_the_total_never_scores(criterion):
     wl, wr, proxy = crit.prefix_proxy(T, w, np.array([[0, 1, 2]]))
     assert wr[0, 1] == 0.0 and proxy[0, 1] == -np.inf
     assert np.isfinite(proxy[0, 0])
+
+
+@pytest.mark.parametrize("name", [n for n in _WEIGHTED if n.endswith("Regressor")])
+def test_regression_targets_beyond_the_limit_are_refused(name):
+    from rulegen.learn.base import TARGET_LIMIT
+    from rulegen.learn.lgbm_losses import F32_TARGET_LIMIT
+    # LightGBM keeps targets and gradients in float32: its limit is float32's
+    limit = F32_TARGET_LIMIT if name.startswith("LightGBM") else TARGET_LIMIT
+    X, y, _ = _data(name)
+    y = np.where(X[:, 0] > 0, 1.0, -1.0) * limit
+    est = getattr(learn, name)().fit(X, y)  # at the limit: a finite model
+    assert np.isfinite(est.predict(X)).all()
+    y[3] = -2 * limit
+    with pytest.raises(LearnerError, match=rf"^y\[3\] is -2e\+{int(np.log10(limit))}: "):
+        getattr(learn, name)().fit(X, y)
+    if name.startswith("LightGBM"):  # the weight counts: (f - y) * w is a float32 too
+        y[3] = limit
+        w = np.ones(len(y))
+        w[5] = 2.0
+        with pytest.raises(LearnerError, match=r"times the largest weight"):
+            getattr(learn, name)().fit(X, y, sample_weight=w)

@@ -25,6 +25,8 @@ from rulegen.learn.importance import impurity_importances, score_of
 
 # Positive sample weights accepted by every learner (see _check_weights).
 WEIGHT_RANGE = (1e-30, 1e30)
+# Largest regression target: with weights in range, sums of w * y**2 stay finite.
+TARGET_LIMIT = 1e100
 
 
 def library() -> str:
@@ -497,6 +499,12 @@ class RegressorMixin:
             raise LearnerError(f"y must have shape ({n},) or ({n}, n_outputs), got {np.shape(y)}")
         if not np.isfinite(Y).all():
             raise LearnerError("y contains NaN or infinity; regression targets must be finite")
+        big = np.flatnonzero(np.abs(Y).max(axis=1) > TARGET_LIMIT)
+        if big.size:  # weighted squared errors of such targets overflow to NaN impurities
+            i = int(big[0])
+            raise LearnerError(f"y[{i}] is {Y[i, 0] if Y.shape[1] == 1 else Y[i].max():g}: "
+                               f"regression targets must lie within +-{TARGET_LIMIT:g}; "
+                               f"rescale the target")
         target = Target(task="regression", name="target", n_outputs=Y.shape[1])
         return np.ascontiguousarray(Y), target, {"n_outputs_": Y.shape[1]}
 

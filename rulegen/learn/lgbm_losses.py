@@ -29,9 +29,11 @@ import math
 
 import numpy as np
 
+from rulegen.errors import LearnerError
 from rulegen.learn.losses import BinaryLogLoss, SoftmaxLoss, SquaredError
 
 K_EPSILON = float(np.float32(1e-15))  # LightGBM's kEpsilon, a float
+F32_TARGET_LIMIT = 1e38  # f - y of two values within it stays below float32's 3.4e38
 
 
 def _f32(a) -> np.ndarray:
@@ -68,6 +70,14 @@ class LgbSquaredError(_Weighted, SquaredError):
         return g.astype(np.float64), np.broadcast_to(w, F.shape).copy()
 
     def init_score(self, Y, w):
+        # LightGBM holds labels and weighted gradients (f - y) * w as float32: beyond its
+        # range they would be inf and every split NaN
+        big = np.flatnonzero(np.abs(Y[:, 0]) * float(w.max()) > F32_TARGET_LIMIT)
+        if big.size:
+            i = int(big[0])
+            raise LearnerError(f"y[{i}] is {Y[i, 0]:g}: lightgbm_style keeps targets and "
+                               f"gradients in float32, so |y| times the largest weight must "
+                               f"stay within {F32_TARGET_LIMIT:g}; rescale the target")
         y = _f32(Y[:, 0])
         if np.all(w == 1.0):
             return np.array([_start(_sequential_sum(y) / float(len(y)))])
