@@ -89,17 +89,21 @@ def _newton_score(G, H, lam):
 
 @_jit
 def newton_binned(BT, F, rows, g, h, unit_h, G, H, lam, mcw, slots, step):
-    """``NewtonSplitFinder.find_split``'s numeric search of a node in histogram mode. ``BT``
-    (N, p) holds the bins row by row (``quantile_bins``'s array transposed). First g, h and
-    row counts per bin of every feature of ``F`` (slot ``slots-1``: missing rows), one pass
-    over the rows (with ``unit_h``, every h being 1.0, the hessian sums are the counts:
-    adding ones from 0.0 is exact); then the features in blocks of ``step`` as numpy takes them (a later
-    block wins only when strictly better), each block as ``_best_binned``: "bins <= k
-    left" with missing right, then with missing left, then missing alone. Returns (gain,
-    index into F or -1, k, how, missing rows of that feature): how 0 missing right, 1
-    missing left, 2 missing alone."""
+    """``NewtonSplitFinder.find_split``'s numeric search of a node in histogram mode
+    (approx): :func:`newton_histogram` of the node's rows, then :func:`newton_scan`."""
+    hist = np.zeros((F.size, slots, 3))
+    newton_histogram(BT, F, rows, g, h, unit_h, hist)
+    return newton_scan(hist, G, H, lam, mcw, step)
+
+
+@_jit
+def newton_histogram(BT, F, rows, g, h, unit_h, hist):
+    """Adds to ``hist`` (q, slots, 3), zeroed, the g, h and row count of every bin of
+    every feature of ``F`` (slot ``slots-1``: missing rows): one pass over the rows, each
+    bin summed in row order from 0.0 as ``np.bincount``. ``BT`` (N, p) holds the bins row
+    by row (``quantile_bins``'s array transposed). With ``unit_h``, every h being 1.0, the
+    hessian sums are the counts (adding ones from 0.0 is exact)."""
     q = F.size
-    hist = np.zeros((q, slots, 3))
     for t in range(rows.size):
         r = rows[t]
         gr, hr = g[r], h[r]
@@ -111,6 +115,17 @@ def newton_binned(BT, F, rows, g, h, unit_h, G, H, lam, mcw, slots, step):
             hist[i, j, 2] += 1.0
     if unit_h:
         hist[:, :, 1] = hist[:, :, 2]
+
+
+@_jit
+def newton_scan(hist, G, H, lam, mcw, step):
+    """The best split of a node from its histogram ``hist`` (q, slots, 3), one row per
+    candidate feature: the features in blocks of ``step`` as numpy takes them (a later
+    block wins only when strictly better), each block as ``_scan_binned``: "bins <= k
+    left" with missing right, then with missing left, then missing alone. Returns (gain,
+    feature row or -1, k, how, missing rows of that feature): how 0 missing right, 1
+    missing left, 2 missing alone."""
+    q, slots = hist.shape[0], hist.shape[1]
     m = slots - 1
     nn = np.zeros(q)
     for i in range(q):

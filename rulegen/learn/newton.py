@@ -52,7 +52,7 @@ from rulegen.ir.nodes import (
     Split,
     Tree,
 )
-from rulegen.learn import kernels, kernels_newton
+from rulegen.learn import kernels, kernels_newton, newton_hist
 from rulegen.learn.builder import (
     NodeWork,
     Partition,
@@ -176,7 +176,7 @@ class NewtonSplitFinder:
     """
 
     def __init__(self, XT, g, h, *, reg_lambda, min_child_weight, features_at, order=None,
-                 bins=None, categorical=None):
+                 bins=None, categorical=None, subtract=False):
         self.XT, self.order, self.g, self.h = XT, order, g, h
         self.lam, self.mcw = float(reg_lambda), float(min_child_weight)
         self.features_at = features_at
@@ -190,11 +190,18 @@ class NewtonSplitFinder:
         self._divided = False  # whether the node being searched was divided
         self.unit_h = None  # whether every h is 1.0 (asked once, by the compiled search)
         self._no_sums = np.zeros((3, self.slots))  # kernels.divide's sums, unused here
+        # hist: node histograms of every numeric feature, by subtraction (newton_hist)
+        self.subtract = bool(subtract)
+        self.hist_feats = np.flatnonzero(~self.is_cat)
+        self.hist_row = np.cumsum(~self.is_cat) - 1  # feature -> its row in a histogram
 
     def root(self, rows) -> NodeWork:
         rows = np.asarray(rows, dtype=np.intp)
         S = None if self.bins is not None else presorted_subset(self.order, self._mask, rows)
-        return self._node(rows, S)
+        node = self._node(rows, S)
+        if self.subtract:
+            node.state += ([newton_hist.Siblings(None, rows, rows), True, None],)
+        return node
 
     def _node(self, rows, S) -> NodeWork:
         hr = self.h[rows]
@@ -207,14 +214,14 @@ class NewtonSplitFinder:
         if self.bins is not None:
             self.node_rows.append(None if self._divided else node.rows)
         self._divided = False
-        _, G, H = node.state  # provisional: finish_tree sets the final values
+        _, G, H, *_ = node.state  # provisional: finish_tree sets the final values
         D = H + self.lam  # leaf_weight's arithmetic on one node
         return (-G / D if D > 0 else 0.0,), float(len(node.rows)), None
 
     # -- search -------------------------------------------------------------------
 
     def find_split(self, node: NodeWork) -> Partition | None:
-        S, G, H = node.state
+        S, G, H, *_ = node.state
         n = len(node.rows)
         if n < 2:
             return None
@@ -222,7 +229,10 @@ class NewtonSplitFinder:
         numeric, cats = feats[~self.is_cat[feats]], feats[self.is_cat[feats]]
         best = None
         step = max(1, _BLOCK // n)
-        if self.bins is not None and kernels.enabled() and len(numeric):
+        if self.subtract and len(numeric):
+            best = self._best_from_histogram(self._histogram(node), numeric, G, H, step)
+            numeric = numeric[:0]
+        elif self.bins is not None and kernels.enabled() and len(numeric):
             best = self._best_binned_compiled(node.rows, numeric, G, H, step)
             numeric = numeric[:0]
         for start in range(0, len(numeric), step):
@@ -326,7 +336,12 @@ class NewtonSplitFinder:
         hist = [np.bincount(idx, weights=np.tile(x, q), minlength=q * slots).reshape(q, slots)
                 for x in (self.g[rows], self.h[rows])]
         cnt = np.bincount(idx, minlength=q * slots).reshape(q, slots)
-        Gb, Hb = hist
+        return self._scan_binned(F, *hist, cnt, G, H)
+
+    def _scan_binned(self, F, Gb, Hb, cnt, G, H):
+        """:meth:`_best_binned`'s choice from the features' histograms (q, slots) of g, h
+        and row counts."""
+        q = len(F)
         Gm, Hm, nm = Gb[:, -1], Hb[:, -1], cnt[:, -1]
         cg, ch, cc = (np.cumsum(a[:, :-1], axis=1) for a in (Gb, Hb, cnt))
         nn = cc[:, -1]
@@ -364,9 +379,13 @@ class NewtonSplitFinder:
         (:mod:`rulegen.learn.kernels_newton`): the same split, bit for bit."""
         if self.unit_h is None:  # squared error, unit weights: the hessian sums are counts
             self.unit_h = bool(np.all(self.h == 1.0))
-        val, i, k, how, nm = kernels_newton.newton_binned(
+        found = kernels_newton.newton_binned(
             self.bins.T, F, rows, self.g, self.h, self.unit_h, float(G), float(H), self.lam,
             self.mcw, self.slots, step)
+        return self._binned_choice(F, *found)
+
+    def _binned_choice(self, F, val, i, k, how, nm):
+        """The compiled search's answer (``newton_scan``'s) as a split."""
         if i < 0:
             return None
         f = int(F[i])
@@ -374,6 +393,33 @@ class NewtonSplitFinder:
         if how == 2:
             return float(val), f, ("<=", math.inf), False, (self.slots - 2, nm > 0)
         return float(val), f, ("<", float(self.cuts[f][k])), bool(how), (k, nm > 0)
+
+    def _histogram(self, node):
+        """hist: the node's histogram of every numeric feature, made once (by subtraction
+        from its parent's unless it is the smaller child or the root)."""
+        box = node.state[3]  # [siblings, is left child, histogram once made]
+        if box[2] is None:
+            if self.unit_h is None:
+                self.unit_h = bool(np.all(self.h == 1.0))
+            box[2] = box[0].take(box[1], lambda rows: newton_hist.histogram(
+                self.bins, self.hist_feats, rows, self.g, self.h, self.slots, self.unit_h))
+            box[0] = None
+        return box[2]
+
+    def _best_from_histogram(self, hist, F, G, H, step):
+        """The best numeric split of ``F`` from the node's histogram, in blocks of ``step``
+        features as :meth:`find_split` takes them (compiled: ``newton_scan``)."""
+        sub = hist[self.hist_row[F]]
+        if kernels.enabled():
+            return self._binned_choice(F, *kernels_newton.newton_scan(
+                sub, float(G), float(H), self.lam, self.mcw, step))
+        best = None
+        for a in range(0, len(F), step):
+            b = sub[a:a + step]
+            found = self._scan_binned(F[a:a + step], b[:, :, 0], b[:, :, 1], b[:, :, 2], G, H)
+            if found is not None and (best is None or found[0] > best[0]):
+                best = found
+        return best
 
     def _best_categorical(self, rows, f, G, H):
         x = self.XT[f, rows]
@@ -441,6 +487,10 @@ class NewtonSplitFinder:
         S = node.state[0]
         if S is None:
             children = [self._node(rows_l, None), self._node(rows_r, None)]
+            if self.subtract:  # the children's histograms, when first searched
+                family = newton_hist.Siblings(self._histogram(node), rows_l, rows_r)
+                for child, left in zip(children, (True, False)):
+                    child.state += ([family, left, None],)
         else:
             S_l, S_r = split_presorted(S, self._mask, rows_l, len(rows_r), kernels.enabled())
             children = [self._node(rows_l, S_l), self._node(rows_r, S_r)]

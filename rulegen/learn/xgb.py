@@ -51,6 +51,7 @@ from rulegen.learn.newton import (
     quantile_bins,
     sorted_values,
 )
+from rulegen.learn.newton_hist import fixed_bins
 from rulegen.learn.sklearn_api import deprecated_names
 
 _PARAMS = ("n_estimators", "learning_rate", "max_depth", "reg_lambda", "gamma",
@@ -111,8 +112,8 @@ class _NewtonBoosting(BoostingEstimator):
             if not (is_real(v) and math.isfinite(v) and (v >= 0 if low_ok else v > 0)):
                 bad(name, v, "a finite number " + (">= 0" if low_ok else "> 0"))
         check_count("max_depth", self.max_depth, none_ok=True)
-        if self.tree_method not in ("exact", "approx"):
-            bad("tree_method", self.tree_method, "'exact' or 'approx'")
+        if self.tree_method not in ("exact", "approx", "hist"):
+            bad("tree_method", self.tree_method, "'exact', 'approx' or 'hist'")
         check_count("max_bin", self.max_bin, low=2)
         check_seed(self.random_state)
         vf = check_open_fraction(self.validation_fraction, "validation_fraction")
@@ -139,6 +140,9 @@ class _NewtonBoosting(BoostingEstimator):
         # the compiled quantile passes read each feature's values in sorted order
         XS = (sorted_values(XT, order) if self.tree_method == "approx" and kernels.enabled()
               else None)
+        # hist: cut and bin once, from the sample weights (newton_hist)
+        fixed = (fixed_bins(XT, order, w, int(self.max_bin)) if self.tree_method == "hist"
+                 else None)
 
         def approx_bins(rows, hw):
             # the same rows and hessians (squared error, no subsampling) give the same
@@ -165,12 +169,14 @@ class _NewtonBoosting(BoostingEstimator):
             search = {"order": order}
             if self.tree_method == "approx":  # candidates re-drawn every tree, as XGBoost
                 search = {"bins": approx_bins(rows, hw)}
+            elif fixed is not None:
+                search = {"bins": fixed, "subtract": True}
             finder = NewtonSplitFinder(XT, gw, hw, reg_lambda=lam,
                                        min_child_weight=float(self.min_child_weight),
                                        features_at=features_at, categorical=data.categorical,
                                        **search)
             tree = TreeBuilder(finder, finder.summarize, limits).build(finder.root(rows))
-            if self.tree_method == "approx":
+            if self.tree_method != "exact":
                 leaf = _leaves(tree, finder, data.X32, data.features)
             else:
                 leaf = leaf_index(tree, data.X32, data.features)
