@@ -143,7 +143,8 @@ def newton_scan(hist, G, H, lam, mcw, step):
                 Gm, Hm, nm = hb[m, 0], hb[m, 1], hb[m, 2]
                 kv, kk = -np.inf, 0
                 cg = ch = cc = 0.0
-                for k in range(m):
+                # missing left without missing rows: every k is -inf (k = 0 kept), no scan
+                for k in range(m if ml == 0 or nm > 0 else 0):
                     if k == 0:
                         cg, ch, cc = hb[0, 0], hb[0, 1], hb[0, 2]
                     else:
@@ -176,3 +177,27 @@ def newton_scan(hist, G, H, lam, mcw, step):
             best_v, best_i, best_k, best_how = blk_v, blk_i, blk_k, blk_how
     nm = hist[best_i, m, 2] if best_i >= 0 else 0.0
     return best_v, best_i, best_k, best_how, nm
+
+
+@_jit
+def newton_divide(BT, f, rows, table):
+    """A split's two children: ``rows`` where ``table[BT[row, f]]`` (left), then the others,
+    each in the order of ``rows``, in one array (left is ``[:n_left]``), and ``n_left``. One
+    pass: the right rows are written from the end backwards, then turned around."""
+    n = rows.size
+    out = np.empty(n, dtype=np.intp)
+    a, b = 0, n
+    for k in range(n):
+        r = rows[k]
+        if table[BT[r, f]]:
+            out[a] = r
+            a += 1
+        else:
+            b -= 1
+            out[b] = r
+    i, j = a, n - 1
+    while i < j:
+        out[i], out[j] = out[j], out[i]
+        i += 1
+        j -= 1
+    return out, a

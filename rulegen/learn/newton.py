@@ -189,7 +189,6 @@ class NewtonSplitFinder:
         self.node_rows = []
         self._divided = False  # whether the node being searched was divided
         self.unit_h = None  # whether every h is 1.0 (asked once, by the compiled search)
-        self._no_sums = np.zeros((3, self.slots))  # kernels.divide's sums, unused here
         # hist: node histograms of every numeric feature, by subtraction (newton_hist)
         self.subtract = bool(subtract)
         self.hist_feats = np.flatnonzero(~self.is_cat)
@@ -409,7 +408,7 @@ class NewtonSplitFinder:
     def _best_from_histogram(self, hist, F, G, H, step):
         """The best numeric split of ``F`` from the node's histogram, in blocks of ``step``
         features as :meth:`find_split` takes them (compiled: ``newton_scan``)."""
-        sub = hist[self.hist_row[F]]
+        sub = hist if len(F) == len(hist) else hist[self.hist_row[F]]  # (all: no copy)
         if kernels.enabled():
             return self._binned_choice(F, *kernels_newton.newton_scan(
                 sub, float(G), float(H), self.lam, self.mcw, step))
@@ -465,7 +464,7 @@ class NewtonSplitFinder:
             last_left, has_nan = binned[0]
             table = np.arange(self.slots) <= last_left
             table[-1] = missing_left
-            both, n_left, _, _ = kernels.divide(self.bins, f, rows, table, self._no_sums, 0)
+            both, n_left = kernels_newton.newton_divide(self.bins.T, f, rows, table)
             return both[:n_left], both[n_left:], has_nan
         x = self.XT[f, rows]
         nan = np.isnan(x)

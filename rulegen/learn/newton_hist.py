@@ -64,7 +64,7 @@ class Siblings:
     parent's minus it. The root is a family of one (no parent: its histogram from its
     rows). Each child takes its histogram once; the family then lets go of it."""
 
-    __slots__ = ("parent", "small_left", "small_rows", "made")
+    __slots__ = ("made", "parent", "small_left", "small_rows")
 
     def __init__(self, parent, rows_left, rows_right):
         self.parent = parent
