@@ -180,24 +180,19 @@ def newton_scan(hist, G, H, lam, mcw, step):
 
 
 @_jit
-def newton_divide(BT, f, rows, table):
-    """A split's two children: ``rows`` where ``table[BT[row, f]]`` (left), then the others,
-    each in the order of ``rows``, in one array (left is ``[:n_left]``), and ``n_left``. One
-    pass: the right rows are written from the end backwards, then turned around."""
+def newton_divide(codes, f, rows, table):
+    """A split's two children: ``rows`` where ``table[codes[f, row]]`` (left), then the
+    others, each in the order of ``rows``, in one array (left is ``[:n_left]``), and
+    ``n_left``. One pass without branches (a row's side is a coin flip to the CPU): every
+    row is written to both sides, the side it belongs to keeps it."""
     n = rows.size
     out = np.empty(n, dtype=np.intp)
-    a, b = 0, n
+    right = np.empty(n, dtype=np.intp)
+    a = 0
     for k in range(n):
         r = rows[k]
-        if table[BT[r, f]]:
-            out[a] = r
-            a += 1
-        else:
-            b -= 1
-            out[b] = r
-    i, j = a, n - 1
-    while i < j:
-        out[i], out[j] = out[j], out[i]
-        i += 1
-        j -= 1
+        out[a] = r
+        right[k - a] = r
+        a += table[codes[f, r]]
+    out[a:] = right[:n - a]
     return out, a

@@ -176,11 +176,13 @@ class NewtonSplitFinder:
     """
 
     def __init__(self, XT, g, h, *, reg_lambda, min_child_weight, features_at, order=None,
-                 bins=None, categorical=None, subtract=False):
+                 bins=None, categorical=None, subtract=False, leaf_depth=None):
         self.XT, self.order, self.g, self.h = XT, order, g, h
         self.lam, self.mcw = float(reg_lambda), float(min_child_weight)
         self.features_at = features_at
-        self.bins, self.cuts, max_bin = bins if bins is not None else (None, None, 0)
+        self.bins, self.cuts, max_bin, *by_column = bins if bins is not None else (None, None, 0)
+        # (p, N) bins for dividing rows: a contiguous copy when given (hist), else a view
+        self.codes = by_column[0] if by_column else self.bins
         self.slots = max_bin + 1  # histogram slots per feature; the last one is "missing"
         self.categorical = dict(categorical or {})
         self.is_cat = np.zeros(XT.shape[0], dtype=bool)
@@ -193,6 +195,8 @@ class NewtonSplitFinder:
         self.subtract = bool(subtract)
         self.hist_feats = np.flatnonzero(~self.is_cat)
         self.hist_row = np.cumsum(~self.is_cat) - 1  # feature -> its row in a histogram
+        # hist: children at this depth are never searched (max_depth): no sums, no histograms
+        self.leaf_depth = leaf_depth if self.subtract else None
 
     def root(self, rows) -> NodeWork:
         rows = np.asarray(rows, dtype=np.intp)
@@ -202,7 +206,9 @@ class NewtonSplitFinder:
             node.state += ([newton_hist.Siblings(None, rows, rows), True, None],)
         return node
 
-    def _node(self, rows, S) -> NodeWork:
+    def _node(self, rows, S, sums=True) -> NodeWork:
+        if not sums:  # a leaf-to-be: finish_tree sums its rows (the value here is provisional)
+            return NodeWork(rows, rows[:0], state=(S, math.nan, math.nan))
         hr = self.h[rows]
         G, H = float(self.g[rows].sum()), float(hr.sum())
         return NodeWork(rows, hr, state=(S, G, H))
@@ -464,7 +470,7 @@ class NewtonSplitFinder:
             last_left, has_nan = binned[0]
             table = np.arange(self.slots) <= last_left
             table[-1] = missing_left
-            both, n_left = kernels_newton.newton_divide(self.bins.T, f, rows, table)
+            both, n_left = kernels_newton.newton_divide(self.codes, f, rows, table)
             return both[:n_left], both[n_left:], has_nan
         x = self.XT[f, rows]
         nan = np.isnan(x)
@@ -485,8 +491,10 @@ class NewtonSplitFinder:
         self._divided = True
         S = node.state[0]
         if S is None:
-            children = [self._node(rows_l, None), self._node(rows_r, None)]
-            if self.subtract:  # the children's histograms, when first searched
+            sums = not (self.leaf_depth is not None and node.depth + 1 >= self.leaf_depth
+                        and how[0] != "categorical")
+            children = [self._node(rows_l, None, sums), self._node(rows_r, None, sums)]
+            if self.subtract and sums:  # the children's histograms, when first searched
                 family = newton_hist.Siblings(self._histogram(node), rows_l, rows_r)
                 for child, left in zip(children, (True, False)):
                     child.state += ([family, left, None],)

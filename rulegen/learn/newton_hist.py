@@ -30,10 +30,13 @@ _BLOCK = 1 << 18  # elements per (features x rows) work array of the numpy path
 
 def fixed_bins(XT, order, w, max_bin: int):
     """:func:`~rulegen.learn.newton.quantile_bins` of every row of positive weight, the
-    quantiles weighted by ``w`` (all ones: plain row-count quantiles), once per fit."""
+    quantiles weighted by ``w`` (all ones: plain row-count quantiles), once per fit; a
+    fourth item, the bins as a contiguous (p, N) array."""
     from rulegen.learn.newton import quantile_bins  # (newton imports this module)
 
-    return quantile_bins(XT, order, np.flatnonzero(w > 0), w, max_bin)
+    bins, cuts, max_bin = quantile_bins(XT, order, np.flatnonzero(w > 0), w, max_bin)
+    # and the bins feature by feature, for dividing rows (one feature's bins of many rows)
+    return bins, cuts, max_bin, np.ascontiguousarray(bins)
 
 
 def histogram(bins, feats, rows, g, h, slots, unit_h):

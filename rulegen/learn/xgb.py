@@ -170,7 +170,7 @@ class _NewtonBoosting(BoostingEstimator):
             if self.tree_method == "approx":  # candidates re-drawn every tree, as XGBoost
                 search = {"bins": approx_bins(rows, hw)}
             elif fixed is not None:
-                search = {"bins": fixed, "subtract": True}
+                search = {"bins": fixed, "subtract": True, "leaf_depth": self.max_depth}
             finder = NewtonSplitFinder(XT, gw, hw, reg_lambda=lam,
                                        min_child_weight=float(self.min_child_weight),
                                        features_at=features_at, categorical=data.categorical,
