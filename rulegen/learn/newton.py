@@ -15,7 +15,8 @@ missing rows left (the better wins, right on ties: XGBoost's learned default dir
 "All present rows on one side, missing on the other" is a candidate too (threshold +-inf).
 A child must keep a hessian sum of at least ``min_child_weight``; a split must improve the
 bracket by more than 1e-6 (XGBoost's kRtEps). The best feature wins; ties go to the lowest
-feature index. Growing ignores gamma: :func:`finish_tree` then prunes bottom-up every split
+feature index. Growing ignores gamma: :func:`~rulegen.learn.newton_prune.finish_tree` then
+prunes bottom-up every split
 whose children are leaves and whose gain (with gamma) is negative, as XGBoost's pruner does.
 
 Thresholds are midpoints ``a/2 + b/2`` of adjacent distinct float32 training values, tested
@@ -47,10 +48,7 @@ import numpy as np
 from rulegen.ir.nodes import (
     CategoricalTest,
     DefaultChild,
-    Leaf,
     NumericTest,
-    Split,
-    Tree,
 )
 from rulegen.learn import kernels, kernels_newton, newton_hist
 from rulegen.learn.builder import (
@@ -197,6 +195,8 @@ class NewtonSplitFinder:
         self.hist_row = np.cumsum(~self.is_cat) - 1  # feature -> its row in a histogram
         # hist: children at this depth are never searched (max_depth): no sums, no histograms
         self.leaf_depth = leaf_depth if self.subtract else None
+        if self.subtract:  # (hist asks now: its nodes' hessian sums are then row counts)
+            self.unit_h = bool(np.all(h == 1.0))
 
     def root(self, rows) -> NodeWork:
         rows = np.asarray(rows, dtype=np.intp)
@@ -209,6 +209,9 @@ class NewtonSplitFinder:
     def _node(self, rows, S, sums=True) -> NodeWork:
         if not sums:  # a leaf-to-be: finish_tree sums its rows (the value here is provisional)
             return NodeWork(rows, rows[:0], state=(S, math.nan, math.nan))
+        if self.unit_h and self.subtract:  # numpy's sum of n ones is n, exactly
+            return NodeWork(rows, np.broadcast_to(1.0, len(rows)),
+                            state=(S, float(self.g[rows].sum()), float(len(rows))))
         hr = self.h[rows]
         G, H = float(self.g[rows].sum()), float(hr.sum())
         return NodeWork(rows, hr, state=(S, G, H))
@@ -524,52 +527,3 @@ class NewtonSplitFinder:
             test = NumericTest(f, "<", how[1], "float32")
         return Partition(test, DefaultChild(0 if missing_left else 1), children, 0.5 * bracket,
                          unseen=unseen)
-
-
-# --- after growth: gamma pruning and the final leaf values -----------------------------
-
-
-def finish_tree(tree: Tree, leaf_of_row, rows, g, h, w, *, reg_lambda, gamma, scale):
-    """Prune and set leaf values from the rows that grew the tree.
-
-    ``leaf_of_row`` is the leaf every training row reaches (by the evaluator); ``g``, ``h``,
-    ``w`` are per global row (g and h weighted). Bottom-up, a split whose children are both
-    leaves and whose :func:`split_gain` is negative becomes a leaf. Leaves get
-    ``scale * leaf_weight(G, H)`` (scale: the learning rate). Returns the new tree, the new
-    leaf of every row and the value of every new node (0-based new ids)."""
-    nodes = tree.nodes
-    n_nodes = len(nodes)
-    lr = leaf_of_row[rows]
-    G = np.bincount(lr, weights=g[rows], minlength=n_nodes)
-    H = np.bincount(lr, weights=h[rows], minlength=n_nodes)
-    W = np.bincount(lr, weights=w[rows], minlength=n_nodes)
-    is_leaf = np.array([isinstance(nd, Leaf) for nd in nodes])
-    parent = np.zeros(n_nodes, dtype=np.intp)
-    for i in range(n_nodes - 1, -1, -1):  # children have larger ids: this is bottom-up
-        if is_leaf[i]:
-            continue
-        cs = list(nodes[i].children)
-        parent[cs] = i
-        G[i], H[i], W[i] = G[cs].sum(), H[cs].sum(), W[cs].sum()
-        if is_leaf[cs].all():
-            l, r = cs
-            if split_gain(G[l], H[l], G[r], H[r], reg_lambda, gamma) < 0:
-                is_leaf[i] = True
-    keep = np.zeros(n_nodes, dtype=bool)
-    rep = np.arange(n_nodes)  # the kept node standing for each old node
-    keep[0] = True
-    for i in range(1, n_nodes):
-        keep[i] = keep[parent[i]] and not is_leaf[parent[i]]
-        if not keep[i]:
-            rep[i] = rep[parent[i]]
-    new_id = np.cumsum(keep) - 1
-    values = scale * leaf_weight(G, H, reg_lambda)
-    out = []
-    for i in np.flatnonzero(keep):
-        nd = nodes[i]
-        if is_leaf[i]:
-            out.append(Leaf((float(values[i]),), samples=float(W[i])))
-        else:
-            out.append(Split(nd.test, tuple(int(new_id[c]) for c in nd.children), nd.missing,
-                             unseen=nd.unseen, samples=float(W[i])))
-    return Tree(tuple(out)), new_id[rep[leaf_of_row]], values[np.flatnonzero(keep)]

@@ -6,7 +6,7 @@ g = p_k - y_k, h = 2 p_k (1 - p_k) as XGBoost's multi:softprob), multiplies them
 sample weights and grows one tree per output with :class:`~rulegen.learn.newton.NewtonSplitFinder`
 (gain and leaf weight of the note, lambda, min_child_weight, learned missing direction,
 column subsampling per tree and per level, exact or hessian-quantile candidates), prunes it
-with gamma (:func:`~rulegen.learn.newton.finish_tree`) and stores ``learning_rate * w*`` in
+with gamma (:func:`~rulegen.learn.newton_prune.finish_tree`) and stores ``learning_rate * w*`` in
 the leaves (XGBoost folds eta in too; ``Tree.weight`` stays 1).
 
 The IR: ``base_score`` is XGBoost's intercept (the weighted mean of y; the logit of the
@@ -45,13 +45,9 @@ from rulegen.learn.boosting import (
 )
 from rulegen.learn.builder import GrowthLimits, TreeBuilder, presort
 from rulegen.learn.losses import make_loss
-from rulegen.learn.newton import (
-    NewtonSplitFinder,
-    finish_tree,
-    quantile_bins,
-    sorted_values,
-)
+from rulegen.learn.newton import NewtonSplitFinder, quantile_bins, sorted_values
 from rulegen.learn.newton_hist import fixed_bins
+from rulegen.learn.newton_prune import finish_tree
 from rulegen.learn.sklearn_api import deprecated_names
 
 _PARAMS = ("n_estimators", "learning_rate", "max_depth", "reg_lambda", "gamma",
