@@ -129,11 +129,11 @@ def test_cuts_and_bins_are_made_once_from_the_sample_weights(monkeypatch):
     assert calls == [1]
     X32 = X.astype(np.float32)
     XT = np.ascontiguousarray(X32.T)
-    cuts = fixed(XT, presort(X32), w, 16)[1]
+    cuts = fixed(XT, w, 16, lambda: presort(X32))[1]
     # a weight of k is the row k times over; zero: the row is not there (not the hessians)
     keep = np.repeat(np.arange(len(y)), w.astype(int))
     X2 = X32[keep]
-    cuts2 = fixed(np.ascontiguousarray(X2.T), presort(X2), np.ones(len(keep)), 16)[1]
+    cuts2 = fixed(np.ascontiguousarray(X2.T), np.ones(len(keep)), 16, None)[1]
     assert all(np.array_equal(bits(a), bits(b)) for a, b in zip(cuts, cuts2))
     n_tests = 0
     for t in est.model_.trees:  # every numeric test is one of the fit's cuts, "x < cut"
@@ -143,6 +143,31 @@ def test_cuts_and_bins_are_made_once_from_the_sample_weights(monkeypatch):
                 assert np.float32(nd.test.threshold) in cuts[nd.test.feature]
                 n_tests += 1
     assert n_tests > 20
+
+
+@pytest.mark.parametrize("max_bin", [2, 16, 256, 70000])
+def test_unit_weights_cut_as_weighted_quantiles_do(max_bin):
+    """All weights 1.0: cuts from sorted values (no presort); equal weights 2.0: the weighted
+    quantiles of quantile_bins. The same cuts (+0.0 for a zero) and the same bins."""
+    X, _ = odd_data(7)
+    X32 = X.astype(np.float32)
+    XT = np.ascontiguousarray(X32.T)
+    n = len(X)
+    unit = newton_hist.fixed_bins(XT, np.ones(n), max_bin, None)
+    twos = newton_hist.fixed_bins(XT, np.full(n, 2.0), max_bin, lambda: presort(X32))
+    assert sum(len(c) for c in unit[1]) >= min(30, 6 * (max_bin - 1))
+    for a, b in zip(unit[1], twos[1]):
+        assert a.dtype == b.dtype == np.float32 and np.array_equal(bits(a), bits(b))
+        assert not np.signbit(a[a == 0]).any()
+    for got in (unit, twos):
+        assert got[0].dtype == (np.uint16 if max_bin < 65536 else np.int32)
+        assert np.array_equal(got[0], got[3]) and got[3].flags.c_contiguous
+        assert got[0].T.flags.c_contiguous
+    assert np.array_equal(unit[0], twos[0])
+    # bin(x) = the number of cuts <= x, NaN in the last slot
+    f = 2
+    want = np.where(np.isnan(XT[f]), max_bin, np.searchsorted(unit[1][f], XT[f], side="right"))
+    assert np.array_equal(unit[0][f], want)
 
 
 def test_hist_matches_approx_where_both_must():

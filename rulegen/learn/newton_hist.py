@@ -28,15 +28,37 @@ from rulegen.learn import kernels, kernels_newton
 _BLOCK = 1 << 18  # elements per (features x rows) work array of the numpy path
 
 
-def fixed_bins(XT, order, w, max_bin: int):
-    """:func:`~rulegen.learn.newton.quantile_bins` of every row of positive weight, the
-    quantiles weighted by ``w`` (all ones: plain row-count quantiles), once per fit; a
-    fourth item, the bins as a contiguous (p, N) array."""
+def fixed_bins(XT, w, max_bin: int, presort):
+    """The bins of every row, once per fit, as :func:`~rulegen.learn.newton.quantile_bins`
+    cuts them from every row of positive weight with the quantiles weighted by ``w``:
+    ``(bins, cuts, max_bin, by_feature)``, ``bins`` (p, N) a view of an (N, p) array,
+    ``by_feature`` the same bins as a contiguous (p, N) array (for dividing rows: one
+    feature's bins of many rows). A cut of zero is +0.0. ``presort()`` gives the rows
+    sorted by every feature (:func:`rulegen.learn.builder.presort`); asked only when the
+    weights are not all 1.0 (else sorting the values is enough, and much faster)."""
     from rulegen.learn.newton import quantile_bins  # (newton imports this module)
 
-    bins, cuts, max_bin = quantile_bins(XT, order, np.flatnonzero(w > 0), w, max_bin)
-    # and the bins feature by feature, for dividing rows (one feature's bins of many rows)
-    return bins, cuts, max_bin, np.ascontiguousarray(bins)
+    p, N = XT.shape
+    kind = np.uint16 if max_bin <= np.iinfo(np.uint16).max else np.int32
+    if not np.all(w == 1.0):
+        bins, cuts, _ = quantile_bins(XT, presort(), np.flatnonzero(w > 0), w, max_bin)
+        cuts = [c + np.float32(0.0) for c in cuts]  # -0.0 + 0.0 is +0.0; the bins stay
+        return bins, cuts, max_bin, np.ascontiguousarray(bins)
+    cuts, by_feature = [], np.empty((p, N), dtype=kind)
+    for f in range(p):  # quantile_bins' arithmetic with every hessian 1.0
+        x = XT[f]
+        v = np.sort(x)  # NaN last
+        n = N - int(np.isnan(v).sum())
+        c = np.zeros(0, dtype=XT.dtype)
+        if n:
+            cum = np.arange(1.0, n + 1)
+            levels = cum[-1] * np.arange(1, max_bin) / max_bin
+            c = np.unique(v[np.minimum(np.searchsorted(cum, levels), n - 1)])
+            c = c[c > v[0]] + np.float32(0.0)
+        cuts.append(c)
+        by_feature[f] = np.searchsorted(c, x, side="right")
+        by_feature[f, np.isnan(x)] = max_bin
+    return np.ascontiguousarray(by_feature.T).T, cuts, max_bin, by_feature
 
 
 def histogram(bins, feats, rows, g, h, slots, unit_h):

@@ -128,7 +128,8 @@ class _NewtonBoosting(BoostingEstimator):
     def _tree_fitter(self, data, loss, rng, settings):
         w = data.w
         XT = np.ascontiguousarray(data.X32.T)  # no copy: X32 is a transposed view
-        order = presort(data.X32)  # once per fit; NaN sorts last
+        # once per fit; NaN sorts last (hist: only to cut by weighted quantiles)
+        order = presort(data.X32) if self.tree_method != "hist" else None
         all_feats = np.arange(XT.shape[0])
         limits = GrowthLimits(max_depth=self.max_depth)
         lam, eta = float(self.reg_lambda), float(self.learning_rate)
@@ -137,8 +138,8 @@ class _NewtonBoosting(BoostingEstimator):
         XS = (sorted_values(XT, order) if self.tree_method == "approx" and kernels.enabled()
               else None)
         # hist: cut and bin once, from the sample weights (newton_hist)
-        fixed = (fixed_bins(XT, order, w, int(self.max_bin)) if self.tree_method == "hist"
-                 else None)
+        fixed = (fixed_bins(XT, w, int(self.max_bin), lambda: presort(data.X32))
+                 if self.tree_method == "hist" else None)
 
         def approx_bins(rows, hw):
             # the same rows and hessians (squared error, no subsampling) give the same
