@@ -178,9 +178,7 @@ class NewtonSplitFinder:
         self.XT, self.order, self.g, self.h = XT, order, g, h
         self.lam, self.mcw = float(reg_lambda), float(min_child_weight)
         self.features_at = features_at
-        self.bins, self.cuts, max_bin, *by_column = bins if bins is not None else (None, None, 0)
-        # (p, N) bins for dividing rows: a contiguous copy when given (hist), else a view
-        self.codes = by_column[0] if by_column else self.bins
+        self.bins, self.cuts, max_bin = bins if bins is not None else (None, None, 0)
         self.slots = max_bin + 1  # histogram slots per feature; the last one is "missing"
         self.categorical = dict(categorical or {})
         self.is_cat = np.zeros(XT.shape[0], dtype=bool)
@@ -197,6 +195,7 @@ class NewtonSplitFinder:
         self.leaf_depth = leaf_depth if self.subtract else None
         if self.subtract:  # (hist asks now: its nodes' hessian sums are then row counts)
             self.unit_h = bool(np.all(h == 1.0))
+            self._ones = np.ones(XT.shape[1]) if self.unit_h else None  # their h[rows]
 
     def root(self, rows) -> NodeWork:
         rows = np.asarray(rows, dtype=np.intp)
@@ -210,7 +209,7 @@ class NewtonSplitFinder:
         if not sums:  # a leaf-to-be: finish_tree sums its rows (the value here is provisional)
             return NodeWork(rows, rows[:0], state=(S, math.nan, math.nan))
         if self.unit_h and self.subtract:  # numpy's sum of n ones is n, exactly
-            return NodeWork(rows, np.broadcast_to(1.0, len(rows)),
+            return NodeWork(rows, self._ones[:len(rows)],
                             state=(S, float(self.g[rows].sum()), float(len(rows))))
         hr = self.h[rows]
         G, H = float(self.g[rows].sum()), float(hr.sum())
@@ -473,7 +472,7 @@ class NewtonSplitFinder:
             last_left, has_nan = binned[0]
             table = np.arange(self.slots) <= last_left
             table[-1] = missing_left
-            both, n_left = kernels_newton.newton_divide(self.codes, f, rows, table)
+            both, n_left = kernels_newton.newton_divide(self.bins, f, rows, table)
             return both[:n_left], both[n_left:], has_nan
         x = self.XT[f, rows]
         nan = np.isnan(x)

@@ -31,9 +31,8 @@ _BLOCK = 1 << 18  # elements per (features x rows) work array of the numpy path
 def fixed_bins(XT, w, max_bin: int, presort):
     """The bins of every row, once per fit, as :func:`~rulegen.learn.newton.quantile_bins`
     cuts them from every row of positive weight with the quantiles weighted by ``w``:
-    ``(bins, cuts, max_bin, by_feature)``, ``bins`` (p, N) a view of an (N, p) array,
-    ``by_feature`` the same bins as a contiguous (p, N) array (for dividing rows: one
-    feature's bins of many rows). A cut of zero is +0.0. ``presort()`` gives the rows
+    ``(bins, cuts, max_bin)``, ``bins`` a contiguous (p, N) array (feature by feature: the
+    histograms and divisions read one feature's bins of many rows). A cut of zero is +0.0. ``presort()`` gives the rows
     sorted by every feature (:func:`rulegen.learn.builder.presort`); asked only when the
     weights are not all 1.0 (else sorting the values is enough, and much faster)."""
     from rulegen.learn.newton import quantile_bins  # (newton imports this module)
@@ -43,7 +42,7 @@ def fixed_bins(XT, w, max_bin: int, presort):
     if not np.all(w == 1.0):
         bins, cuts, _ = quantile_bins(XT, presort(), np.flatnonzero(w > 0), w, max_bin)
         cuts = [c + np.float32(0.0) for c in cuts]  # -0.0 + 0.0 is +0.0; the bins stay
-        return bins, cuts, max_bin, np.ascontiguousarray(bins)
+        return np.ascontiguousarray(bins), cuts, max_bin
     cuts, by_feature = [], np.empty((p, N), dtype=kind)
     for f in range(p):  # quantile_bins' arithmetic with every hessian 1.0
         x = XT[f]
@@ -56,9 +55,12 @@ def fixed_bins(XT, w, max_bin: int, presort):
             c = np.unique(v[np.minimum(np.searchsorted(cum, levels), n - 1)])
             c = c[c > v[0]] + np.float32(0.0)
         cuts.append(c)
-        by_feature[f] = np.searchsorted(c, x, side="right")
-        by_feature[f, np.isnan(x)] = max_bin
-    return np.ascontiguousarray(by_feature.T).T, cuts, max_bin, by_feature
+        if kernels.enabled():
+            kernels_newton.bin_values(x, c, max_bin, by_feature[f])
+        else:
+            by_feature[f] = np.searchsorted(c, x, side="right")
+            by_feature[f, np.isnan(x)] = max_bin
+    return by_feature, cuts, max_bin
 
 
 def histogram(bins, feats, rows, g, h, slots, unit_h):
@@ -68,7 +70,7 @@ def histogram(bins, feats, rows, g, h, slots, unit_h):
     q, n = len(feats), len(rows)
     out = np.zeros((q, slots, 3))
     if kernels.enabled():
-        kernels_newton.newton_histogram(bins.T, feats, rows, g, h, unit_h, out)
+        kernels_newton.newton_histogram_columns(bins, feats, rows, g, h, unit_h, out)
         return out
     gr, hr = g[rows], h[rows]
     step = max(1, _BLOCK // max(n, 1))
