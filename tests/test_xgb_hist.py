@@ -58,6 +58,28 @@ def test_trees_are_the_same_with_and_without_the_kernels(cls, kw, kind, fit_kw, 
     assert serialize.dumps(plain) == serialize.dumps(compiled)
 
 
+@pytest.mark.parametrize("unit", [True, False])
+def test_a_histogram_compiled_is_numpys(unit, monkeypatch, numpy_only):
+    """Random rows, hessians and features (some left out), 64 bins: the compiled sums are,
+    bit for bit, the numpy ones (those also in small blocks of features)."""
+    rng = np.random.default_rng(int(unit))
+    X, _ = odd_data(8)
+    n = len(X)
+    bins = newton_hist.fixed_bins(np.ascontiguousarray(X.astype(np.float32).T), np.ones(n),
+                                  64, None)[0]
+    g = rng.normal(size=n) * 10.0 ** rng.integers(-8, 8, n)  # sums that round
+    h = np.ones(n) if unit else rng.random(n)
+    feats = np.array([0, 1, 2, 3, 5, 6, 8])
+    row_sets = [np.sort(rng.choice(n, k, replace=False)) for k in (1, 50, n)]
+    got = [newton_hist.histogram(bins, feats, rows, g, h, 65, unit) for rows in row_sets]
+    numpy_only()
+    monkeypatch.setattr(newton_hist, "_BLOCK", 2000)
+    for a, rows in zip(got, row_sets):
+        want = newton_hist.histogram(bins, feats, rows, g, h, 65, unit)
+        assert np.array_equal(bits(a), bits(want))
+        assert a[:, :, 2].sum() == len(rows) * len(feats)
+
+
 @pytest.mark.parametrize("jit", [True, False])
 def test_histograms_by_subtraction_and_from_rows(jit, monkeypatch, numpy_only):
     """Only the root's and the smaller children's histograms are summed from rows (at most
