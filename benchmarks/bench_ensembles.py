@@ -7,8 +7,9 @@ on the same splits of the same data: fit time, peak memory, test accuracy or RMS
     python benchmarks/bench_ensembles.py --write               # also update docs/BENCHMARKS.md
     python benchmarks/bench_ensembles.py --datasets syn-reg,syn-bin --pairs xgbhist,xgbapprox
 
-The pairs xgbhist and xgbapprox are xgboost_style's histogram mode (tree_method="approx")
-against XGBoost's tree_method="hist" and "approx"; syn-reg and syn-bin are 100,000 synthetic rows x 20 normal
+The pairs xgbhist and xgbapprox are xgboost_style's histogram modes against XGBoost's own:
+tree_method="hist" against "hist", "approx" against "approx" (approxhist: rulegen's "approx"
+against XGBoost's "hist", issue 20's first comparison); syn-reg and syn-bin are 100,000 synthetic rows x 20 normal
 features (80,000 training rows), a regression and a binary target. Neither is in the default
 run.
 
@@ -62,10 +63,11 @@ PAIRS = {
 }
 # xgboost_style's histogram mode against XGBoost's two histogram methods (issue 20); not in
 # the default run. The parameters each side gets on top of the pair's common ones:
-EXTRA_PAIRS = {"xgbhist": ("xgboost_style", "xgboost"), "xgbapprox": ("xgboost_style", "xgboost")}
+EXTRA_PAIRS = {p: ("xgboost_style", "xgboost") for p in ("xgbhist", "xgbapprox", "approxhist")}
 HIST_TITLE = "xgboost_style's histogram mode beside XGBoost hist (issue 20)"
-PAIR_KW = {"xgbhist": ({"tree_method": "approx"}, {"tree_method": "hist"}),
-           "xgbapprox": ({"tree_method": "approx"}, {"tree_method": "approx"})}
+PAIR_KW = {"xgbhist": ({"tree_method": "hist"}, {"tree_method": "hist"}),
+           "xgbapprox": ({"tree_method": "approx"}, {"tree_method": "approx"}),
+           "approxhist": ({"tree_method": "approx"}, {"tree_method": "hist"})}
 N_TREES = 100
 SPLITS = 5  # small sets: time and score are means over this many 80/20 splits
 NO_NAN = ("sklearn_gb", "sklearn_ada")  # peers that cannot take missing values
@@ -325,8 +327,8 @@ def main() -> int:
               "or rounds; forest: sqrt/all features, fully grown (20 trees of depth 12 on diamonds "
               "and flights); "
               "AdaBoost: stumps; gb: depth 3, rate 0.1; xgb: exact, depth 6, eta 0.3, lambda 1; "
-              "lgbm/hgb: 31 leaves, rate 0.1, 20 rows per leaf, 255 bins; xgbhist/xgbapprox: "
-              "as xgb but rulegen tree_method approx, XGBoost hist/approx, 256 bins. Memory: peak RSS "
+              "lgbm/hgb: 31 leaves, rate 0.1, 20 rows per leaf, 255 bins; xgbhist/xgbapprox/approxhist: "
+              "as xgb but tree_method hist/hist, approx/approx, approx/hist, 256 bins. Memory: peak RSS "
               "during the fit above the RSS before it. Command: "
               f"`{' '.join(['python benchmarks/bench_ensembles.py', *sys.argv[1:]])}`.")
     header += (f" Load average (1 min) at start / end: {load_start:.2f} / "

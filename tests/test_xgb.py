@@ -334,7 +334,7 @@ def test_compiles_exactly_with_missing_and_categories(kind):
 
 def test_bad_parameters_are_one_clear_error():
     X, y = make_friedman1(n_samples=50, random_state=0)
-    for kw in ({"tree_method": "hist"}, {"reg_lambda": -1}, {"colsample_bytree": 0},
+    for kw in ({"tree_method": "gpu_hist"}, {"reg_lambda": -1}, {"colsample_bytree": 0},
                {"max_bin": 1}, {"learning_rate": 0}):
         with pytest.raises(LearnerError):
             XGBoostStyleRegressor(**kw).fit(X, y)

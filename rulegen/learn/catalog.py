@@ -119,9 +119,10 @@ CATALOG: dict[str, LearnerInfo] = {
          "subsample": "share of rows drawn for each round",
          "colsample_bytree": "share of features drawn per tree",
          "colsample_bylevel": "share of the tree's features drawn per level",
-         "tree_method": "exact (every distinct value) or approx (hessian-weighted quantile "
-                        "bins, redrawn per tree)",
-         "max_bin": "most bins per feature with tree_method=approx",
+         "tree_method": "exact (every distinct value), approx (hessian-weighted quantile "
+                        "bins, redrawn per tree) or hist (sample-weighted quantile bins made "
+                        "once, histogram subtraction)",
+         "max_bin": "most bins per feature with tree_method=approx or hist",
          "base_score": "starting prediction (None: estimated as XGBoost 3 does; a probability "
                        "for two classes)",
          "validation_fraction": "share of rows held out for early stopping",

@@ -89,17 +89,21 @@ def _newton_score(G, H, lam):
 
 @_jit
 def newton_binned(BT, F, rows, g, h, unit_h, G, H, lam, mcw, slots, step):
-    """``NewtonSplitFinder.find_split``'s numeric search of a node in histogram mode. ``BT``
-    (N, p) holds the bins row by row (``quantile_bins``'s array transposed). First g, h and
-    row counts per bin of every feature of ``F`` (slot ``slots-1``: missing rows), one pass
-    over the rows (with ``unit_h``, every h being 1.0, the hessian sums are the counts:
-    adding ones from 0.0 is exact); then the features in blocks of ``step`` as numpy takes them (a later
-    block wins only when strictly better), each block as ``_best_binned``: "bins <= k
-    left" with missing right, then with missing left, then missing alone. Returns (gain,
-    index into F or -1, k, how, missing rows of that feature): how 0 missing right, 1
-    missing left, 2 missing alone."""
+    """``NewtonSplitFinder.find_split``'s numeric search of a node in histogram mode
+    (approx): :func:`newton_histogram` of the node's rows, then :func:`newton_scan`."""
+    hist = np.zeros((F.size, slots, 3))
+    newton_histogram(BT, F, rows, g, h, unit_h, hist)
+    return newton_scan(hist, G, H, lam, mcw, step)
+
+
+@_jit
+def newton_histogram(BT, F, rows, g, h, unit_h, hist):
+    """Adds to ``hist`` (q, slots, 3), zeroed, the g, h and row count of every bin of
+    every feature of ``F`` (slot ``slots-1``: missing rows): one pass over the rows, each
+    bin summed in row order from 0.0 as ``np.bincount``. ``BT`` (N, p) holds the bins row
+    by row (``quantile_bins``'s array transposed). With ``unit_h``, every h being 1.0, the
+    hessian sums are the counts (adding ones from 0.0 is exact)."""
     q = F.size
-    hist = np.zeros((q, slots, 3))
     for t in range(rows.size):
         r = rows[t]
         gr, hr = g[r], h[r]
@@ -111,6 +115,42 @@ def newton_binned(BT, F, rows, g, h, unit_h, G, H, lam, mcw, slots, step):
             hist[i, j, 2] += 1.0
     if unit_h:
         hist[:, :, 1] = hist[:, :, 2]
+
+
+@_jit
+def newton_histogram_columns(codes, F, rows, g, h, unit_h, hist):
+    """:func:`newton_histogram` from bins stored feature by feature (``codes`` (p, N)
+    contiguous, hist's): one feature at a time, so its slots stay in the nearest cache, over
+    the rows' g and h gathered once. Every bin still adds its rows in row order from 0.0:
+    the same sums, bit for bit."""
+    n = rows.size
+    gr = np.empty(n)
+    hr = np.empty(n)
+    for t in range(n):
+        gr[t] = g[rows[t]]
+        hr[t] = h[rows[t]]
+    for i in range(F.size):
+        f = F[i]
+        hi = hist[i]
+        for t in range(n):
+            j = codes[f, rows[t]]
+            hi[j, 0] += gr[t]
+            if not unit_h:
+                hi[j, 1] += hr[t]
+            hi[j, 2] += 1.0
+    if unit_h:
+        hist[:, :, 1] = hist[:, :, 2]
+
+
+@_jit
+def newton_scan(hist, G, H, lam, mcw, step):
+    """The best split of a node from its histogram ``hist`` (q, slots, 3), one row per
+    candidate feature: the features in blocks of ``step`` as numpy takes them (a later
+    block wins only when strictly better), each block as ``_scan_binned``: "bins <= k
+    left" with missing right, then with missing left, then missing alone. Returns (gain,
+    feature row or -1, k, how, missing rows of that feature): how 0 missing right, 1
+    missing left, 2 missing alone."""
+    q, slots = hist.shape[0], hist.shape[1]
     m = slots - 1
     nn = np.zeros(q)
     for i in range(q):
@@ -128,7 +168,8 @@ def newton_binned(BT, F, rows, g, h, unit_h, G, H, lam, mcw, slots, step):
                 Gm, Hm, nm = hb[m, 0], hb[m, 1], hb[m, 2]
                 kv, kk = -np.inf, 0
                 cg = ch = cc = 0.0
-                for k in range(m):
+                # missing left without missing rows: every k is -inf (k = 0 kept), no scan
+                for k in range(m if ml == 0 or nm > 0 else 0):
                     if k == 0:
                         cg, ch, cc = hb[0, 0], hb[0, 1], hb[0, 2]
                     else:
@@ -161,3 +202,42 @@ def newton_binned(BT, F, rows, g, h, unit_h, G, H, lam, mcw, slots, step):
             best_v, best_i, best_k, best_how = blk_v, blk_i, blk_k, blk_how
     nm = hist[best_i, m, 2] if best_i >= 0 else 0.0
     return best_v, best_i, best_k, best_how, nm
+
+
+@_jit
+def newton_divide(codes, f, rows, table):
+    """A split's two children: ``rows`` where ``table[codes[f, row]]`` (left), then the
+    others, each in the order of ``rows``, in one array (left is ``[:n_left]``), and
+    ``n_left``. One pass without branches (a row's side is a coin flip to the CPU): every
+    row is written to both sides, the side it belongs to keeps it."""
+    n = rows.size
+    out = np.empty(n, dtype=np.intp)
+    right = np.empty(n, dtype=np.intp)
+    a = 0
+    for k in range(n):
+        r = rows[k]
+        out[a] = r
+        right[k - a] = r
+        a += table[codes[f, r]]
+    out[a:] = right[:n - a]
+    return out, a
+
+
+@_jit
+def bin_values(x, cuts, max_bin, out):
+    """``out[i]`` = the number of ``cuts`` (sorted) <= ``x[i]`` (``np.searchsorted(cuts, x,
+    side="right")``), ``max_bin`` where ``x[i]`` is NaN."""
+    m = cuts.size
+    for i in range(x.size):
+        v = x[i]
+        if math.isnan(v):
+            out[i] = max_bin
+            continue
+        lo, hi = 0, m
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if cuts[mid] <= v:
+                lo = mid + 1
+            else:
+                hi = mid
+        out[i] = lo

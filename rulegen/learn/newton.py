@@ -15,7 +15,8 @@ missing rows left (the better wins, right on ties: XGBoost's learned default dir
 "All present rows on one side, missing on the other" is a candidate too (threshold +-inf).
 A child must keep a hessian sum of at least ``min_child_weight``; a split must improve the
 bracket by more than 1e-6 (XGBoost's kRtEps). The best feature wins; ties go to the lowest
-feature index. Growing ignores gamma: :func:`finish_tree` then prunes bottom-up every split
+feature index. Growing ignores gamma: :func:`~rulegen.learn.newton_prune.finish_tree` then
+prunes bottom-up every split
 whose children are leaves and whose gain (with gamma) is negative, as XGBoost's pruner does.
 
 Thresholds are midpoints ``a/2 + b/2`` of adjacent distinct float32 training values, tested
@@ -47,12 +48,9 @@ import numpy as np
 from rulegen.ir.nodes import (
     CategoricalTest,
     DefaultChild,
-    Leaf,
     NumericTest,
-    Split,
-    Tree,
 )
-from rulegen.learn import kernels, kernels_newton
+from rulegen.learn import kernels, kernels_newton, newton_hist
 from rulegen.learn.builder import (
     NodeWork,
     Partition,
@@ -176,7 +174,7 @@ class NewtonSplitFinder:
     """
 
     def __init__(self, XT, g, h, *, reg_lambda, min_child_weight, features_at, order=None,
-                 bins=None, categorical=None):
+                 bins=None, categorical=None, subtract=False, leaf_depth=None):
         self.XT, self.order, self.g, self.h = XT, order, g, h
         self.lam, self.mcw = float(reg_lambda), float(min_child_weight)
         self.features_at = features_at
@@ -189,14 +187,30 @@ class NewtonSplitFinder:
         self.node_rows = []
         self._divided = False  # whether the node being searched was divided
         self.unit_h = None  # whether every h is 1.0 (asked once, by the compiled search)
-        self._no_sums = np.zeros((3, self.slots))  # kernels.divide's sums, unused here
+        # hist: node histograms of every numeric feature, by subtraction (newton_hist)
+        self.subtract = bool(subtract)
+        self.hist_feats = np.flatnonzero(~self.is_cat)
+        self.hist_row = np.cumsum(~self.is_cat) - 1  # feature -> its row in a histogram
+        # hist: children at this depth are never searched (max_depth): no sums, no histograms
+        self.leaf_depth = leaf_depth if self.subtract else None
+        if self.subtract:  # (hist asks now: its nodes' hessian sums are then row counts)
+            self.unit_h = bool(np.all(h == 1.0))
+            self._ones = np.ones(XT.shape[1]) if self.unit_h else None  # their h[rows]
 
     def root(self, rows) -> NodeWork:
         rows = np.asarray(rows, dtype=np.intp)
         S = None if self.bins is not None else presorted_subset(self.order, self._mask, rows)
-        return self._node(rows, S)
+        node = self._node(rows, S)
+        if self.subtract:
+            node.state += ([newton_hist.Siblings(None, rows, rows), True, None],)
+        return node
 
-    def _node(self, rows, S) -> NodeWork:
+    def _node(self, rows, S, sums=True) -> NodeWork:
+        if not sums:  # a leaf-to-be: finish_tree sums its rows (the value here is provisional)
+            return NodeWork(rows, rows[:0], state=(S, math.nan, math.nan))
+        if self.unit_h and self.subtract:  # numpy's sum of n ones is n, exactly
+            return NodeWork(rows, self._ones[:len(rows)],
+                            state=(S, float(self.g[rows].sum()), float(len(rows))))
         hr = self.h[rows]
         G, H = float(self.g[rows].sum()), float(hr.sum())
         return NodeWork(rows, hr, state=(S, G, H))
@@ -207,14 +221,14 @@ class NewtonSplitFinder:
         if self.bins is not None:
             self.node_rows.append(None if self._divided else node.rows)
         self._divided = False
-        _, G, H = node.state  # provisional: finish_tree sets the final values
+        _, G, H, *_ = node.state  # provisional: finish_tree sets the final values
         D = H + self.lam  # leaf_weight's arithmetic on one node
         return (-G / D if D > 0 else 0.0,), float(len(node.rows)), None
 
     # -- search -------------------------------------------------------------------
 
     def find_split(self, node: NodeWork) -> Partition | None:
-        S, G, H = node.state
+        S, G, H, *_ = node.state
         n = len(node.rows)
         if n < 2:
             return None
@@ -222,7 +236,10 @@ class NewtonSplitFinder:
         numeric, cats = feats[~self.is_cat[feats]], feats[self.is_cat[feats]]
         best = None
         step = max(1, _BLOCK // n)
-        if self.bins is not None and kernels.enabled() and len(numeric):
+        if self.subtract and len(numeric):
+            best = self._best_from_histogram(self._histogram(node), numeric, G, H, step)
+            numeric = numeric[:0]
+        elif self.bins is not None and kernels.enabled() and len(numeric):
             best = self._best_binned_compiled(node.rows, numeric, G, H, step)
             numeric = numeric[:0]
         for start in range(0, len(numeric), step):
@@ -326,7 +343,12 @@ class NewtonSplitFinder:
         hist = [np.bincount(idx, weights=np.tile(x, q), minlength=q * slots).reshape(q, slots)
                 for x in (self.g[rows], self.h[rows])]
         cnt = np.bincount(idx, minlength=q * slots).reshape(q, slots)
-        Gb, Hb = hist
+        return self._scan_binned(F, *hist, cnt, G, H)
+
+    def _scan_binned(self, F, Gb, Hb, cnt, G, H):
+        """:meth:`_best_binned`'s choice from the features' histograms (q, slots) of g, h
+        and row counts."""
+        q = len(F)
         Gm, Hm, nm = Gb[:, -1], Hb[:, -1], cnt[:, -1]
         cg, ch, cc = (np.cumsum(a[:, :-1], axis=1) for a in (Gb, Hb, cnt))
         nn = cc[:, -1]
@@ -364,9 +386,13 @@ class NewtonSplitFinder:
         (:mod:`rulegen.learn.kernels_newton`): the same split, bit for bit."""
         if self.unit_h is None:  # squared error, unit weights: the hessian sums are counts
             self.unit_h = bool(np.all(self.h == 1.0))
-        val, i, k, how, nm = kernels_newton.newton_binned(
+        found = kernels_newton.newton_binned(
             self.bins.T, F, rows, self.g, self.h, self.unit_h, float(G), float(H), self.lam,
             self.mcw, self.slots, step)
+        return self._binned_choice(F, *found)
+
+    def _binned_choice(self, F, val, i, k, how, nm):
+        """The compiled search's answer (``newton_scan``'s) as a split."""
         if i < 0:
             return None
         f = int(F[i])
@@ -374,6 +400,33 @@ class NewtonSplitFinder:
         if how == 2:
             return float(val), f, ("<=", math.inf), False, (self.slots - 2, nm > 0)
         return float(val), f, ("<", float(self.cuts[f][k])), bool(how), (k, nm > 0)
+
+    def _histogram(self, node):
+        """hist: the node's histogram of every numeric feature, made once (by subtraction
+        from its parent's unless it is the smaller child or the root)."""
+        box = node.state[3]  # [siblings, is left child, histogram once made]
+        if box[2] is None:
+            if self.unit_h is None:
+                self.unit_h = bool(np.all(self.h == 1.0))
+            box[2] = box[0].take(box[1], lambda rows: newton_hist.histogram(
+                self.bins, self.hist_feats, rows, self.g, self.h, self.slots, self.unit_h))
+            box[0] = None
+        return box[2]
+
+    def _best_from_histogram(self, hist, F, G, H, step):
+        """The best numeric split of ``F`` from the node's histogram, in blocks of ``step``
+        features as :meth:`find_split` takes them (compiled: ``newton_scan``)."""
+        sub = hist if len(F) == len(hist) else hist[self.hist_row[F]]  # (all: no copy)
+        if kernels.enabled():
+            return self._binned_choice(F, *kernels_newton.newton_scan(
+                sub, float(G), float(H), self.lam, self.mcw, step))
+        best = None
+        for a in range(0, len(F), step):
+            b = sub[a:a + step]
+            found = self._scan_binned(F[a:a + step], b[:, :, 0], b[:, :, 1], b[:, :, 2], G, H)
+            if found is not None and (best is None or found[0] > best[0]):
+                best = found
+        return best
 
     def _best_categorical(self, rows, f, G, H):
         x = self.XT[f, rows]
@@ -419,7 +472,7 @@ class NewtonSplitFinder:
             last_left, has_nan = binned[0]
             table = np.arange(self.slots) <= last_left
             table[-1] = missing_left
-            both, n_left, _, _ = kernels.divide(self.bins, f, rows, table, self._no_sums, 0)
+            both, n_left = kernels_newton.newton_divide(self.bins, f, rows, table)
             return both[:n_left], both[n_left:], has_nan
         x = self.XT[f, rows]
         nan = np.isnan(x)
@@ -440,7 +493,13 @@ class NewtonSplitFinder:
         self._divided = True
         S = node.state[0]
         if S is None:
-            children = [self._node(rows_l, None), self._node(rows_r, None)]
+            sums = not (self.leaf_depth is not None and node.depth + 1 >= self.leaf_depth
+                        and how[0] != "categorical")
+            children = [self._node(rows_l, None, sums), self._node(rows_r, None, sums)]
+            if self.subtract and sums:  # the children's histograms, when first searched
+                family = newton_hist.Siblings(self._histogram(node), rows_l, rows_r)
+                for child, left in zip(children, (True, False)):
+                    child.state += ([family, left, None],)
         else:
             S_l, S_r = split_presorted(S, self._mask, rows_l, len(rows_r), kernels.enabled())
             children = [self._node(rows_l, S_l), self._node(rows_r, S_r)]
@@ -467,52 +526,3 @@ class NewtonSplitFinder:
             test = NumericTest(f, "<", how[1], "float32")
         return Partition(test, DefaultChild(0 if missing_left else 1), children, 0.5 * bracket,
                          unseen=unseen)
-
-
-# --- after growth: gamma pruning and the final leaf values -----------------------------
-
-
-def finish_tree(tree: Tree, leaf_of_row, rows, g, h, w, *, reg_lambda, gamma, scale):
-    """Prune and set leaf values from the rows that grew the tree.
-
-    ``leaf_of_row`` is the leaf every training row reaches (by the evaluator); ``g``, ``h``,
-    ``w`` are per global row (g and h weighted). Bottom-up, a split whose children are both
-    leaves and whose :func:`split_gain` is negative becomes a leaf. Leaves get
-    ``scale * leaf_weight(G, H)`` (scale: the learning rate). Returns the new tree, the new
-    leaf of every row and the value of every new node (0-based new ids)."""
-    nodes = tree.nodes
-    n_nodes = len(nodes)
-    lr = leaf_of_row[rows]
-    G = np.bincount(lr, weights=g[rows], minlength=n_nodes)
-    H = np.bincount(lr, weights=h[rows], minlength=n_nodes)
-    W = np.bincount(lr, weights=w[rows], minlength=n_nodes)
-    is_leaf = np.array([isinstance(nd, Leaf) for nd in nodes])
-    parent = np.zeros(n_nodes, dtype=np.intp)
-    for i in range(n_nodes - 1, -1, -1):  # children have larger ids: this is bottom-up
-        if is_leaf[i]:
-            continue
-        cs = list(nodes[i].children)
-        parent[cs] = i
-        G[i], H[i], W[i] = G[cs].sum(), H[cs].sum(), W[cs].sum()
-        if is_leaf[cs].all():
-            l, r = cs
-            if split_gain(G[l], H[l], G[r], H[r], reg_lambda, gamma) < 0:
-                is_leaf[i] = True
-    keep = np.zeros(n_nodes, dtype=bool)
-    rep = np.arange(n_nodes)  # the kept node standing for each old node
-    keep[0] = True
-    for i in range(1, n_nodes):
-        keep[i] = keep[parent[i]] and not is_leaf[parent[i]]
-        if not keep[i]:
-            rep[i] = rep[parent[i]]
-    new_id = np.cumsum(keep) - 1
-    values = scale * leaf_weight(G, H, reg_lambda)
-    out = []
-    for i in np.flatnonzero(keep):
-        nd = nodes[i]
-        if is_leaf[i]:
-            out.append(Leaf((float(values[i]),), samples=float(W[i])))
-        else:
-            out.append(Split(nd.test, tuple(int(new_id[c]) for c in nd.children), nd.missing,
-                             unseen=nd.unseen, samples=float(W[i])))
-    return Tree(tuple(out)), new_id[rep[leaf_of_row]], values[np.flatnonzero(keep)]

@@ -6,7 +6,7 @@ g = p_k - y_k, h = 2 p_k (1 - p_k) as XGBoost's multi:softprob), multiplies them
 sample weights and grows one tree per output with :class:`~rulegen.learn.newton.NewtonSplitFinder`
 (gain and leaf weight of the note, lambda, min_child_weight, learned missing direction,
 column subsampling per tree and per level, exact or hessian-quantile candidates), prunes it
-with gamma (:func:`~rulegen.learn.newton.finish_tree`) and stores ``learning_rate * w*`` in
+with gamma (:func:`~rulegen.learn.newton_prune.finish_tree`) and stores ``learning_rate * w*`` in
 the leaves (XGBoost folds eta in too; ``Tree.weight`` stays 1).
 
 The IR: ``base_score`` is XGBoost's intercept (the weighted mean of y; the logit of the
@@ -45,12 +45,9 @@ from rulegen.learn.boosting import (
 )
 from rulegen.learn.builder import GrowthLimits, TreeBuilder, presort
 from rulegen.learn.losses import make_loss
-from rulegen.learn.newton import (
-    NewtonSplitFinder,
-    finish_tree,
-    quantile_bins,
-    sorted_values,
-)
+from rulegen.learn.newton import NewtonSplitFinder, quantile_bins, sorted_values
+from rulegen.learn.newton_hist import fixed_bins
+from rulegen.learn.newton_prune import finish_tree
 from rulegen.learn.sklearn_api import deprecated_names
 
 _PARAMS = ("n_estimators", "learning_rate", "max_depth", "reg_lambda", "gamma",
@@ -111,8 +108,8 @@ class _NewtonBoosting(BoostingEstimator):
             if not (is_real(v) and math.isfinite(v) and (v >= 0 if low_ok else v > 0)):
                 bad(name, v, "a finite number " + (">= 0" if low_ok else "> 0"))
         check_count("max_depth", self.max_depth, none_ok=True)
-        if self.tree_method not in ("exact", "approx"):
-            bad("tree_method", self.tree_method, "'exact' or 'approx'")
+        if self.tree_method not in ("exact", "approx", "hist"):
+            bad("tree_method", self.tree_method, "'exact', 'approx' or 'hist'")
         check_count("max_bin", self.max_bin, low=2)
         check_seed(self.random_state)
         vf = check_open_fraction(self.validation_fraction, "validation_fraction")
@@ -131,7 +128,8 @@ class _NewtonBoosting(BoostingEstimator):
     def _tree_fitter(self, data, loss, rng, settings):
         w = data.w
         XT = np.ascontiguousarray(data.X32.T)  # no copy: X32 is a transposed view
-        order = presort(data.X32)  # once per fit; NaN sorts last
+        # once per fit; NaN sorts last (hist: only to cut by weighted quantiles)
+        order = presort(data.X32) if self.tree_method != "hist" else None
         all_feats = np.arange(XT.shape[0])
         limits = GrowthLimits(max_depth=self.max_depth)
         lam, eta = float(self.reg_lambda), float(self.learning_rate)
@@ -139,6 +137,9 @@ class _NewtonBoosting(BoostingEstimator):
         # the compiled quantile passes read each feature's values in sorted order
         XS = (sorted_values(XT, order) if self.tree_method == "approx" and kernels.enabled()
               else None)
+        # hist: cut and bin once, from the sample weights (newton_hist)
+        fixed = (fixed_bins(XT, w, int(self.max_bin), lambda: presort(data.X32))
+                 if self.tree_method == "hist" else None)
 
         def approx_bins(rows, hw):
             # the same rows and hessians (squared error, no subsampling) give the same
@@ -165,12 +166,14 @@ class _NewtonBoosting(BoostingEstimator):
             search = {"order": order}
             if self.tree_method == "approx":  # candidates re-drawn every tree, as XGBoost
                 search = {"bins": approx_bins(rows, hw)}
+            elif fixed is not None:
+                search = {"bins": fixed, "subtract": True, "leaf_depth": self.max_depth}
             finder = NewtonSplitFinder(XT, gw, hw, reg_lambda=lam,
                                        min_child_weight=float(self.min_child_weight),
                                        features_at=features_at, categorical=data.categorical,
                                        **search)
             tree = TreeBuilder(finder, finder.summarize, limits).build(finder.root(rows))
-            if self.tree_method == "approx":
+            if self.tree_method != "exact":
                 leaf = _leaves(tree, finder, data.X32, data.features)
             else:
                 leaf = leaf_index(tree, data.X32, data.features)
