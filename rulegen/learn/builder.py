@@ -287,6 +287,49 @@ def split_presorted(S, mask, rows_l, n_right, compiled=False) -> tuple[np.ndarra
     return S_l, S[np.logical_not(m, out=m)].reshape(len(S), -1)  # in place: (p, n) bools
 
 
+def partition_presorted(S, mask, n_left, block) -> list:
+    """Divide a node's presorted orders ``S`` (features, n; a view into a larger buffer is
+    fine) in place: in every feature's row, the rows marked in ``mask`` (the ``n_left``
+    left rows) first, then the others, each side in its order -- the arrays
+    :func:`split_presorted` gives, written over the parent's instead of into new ones.
+    Features are taken a block of ``block`` elements at a time, so the temporaries stay
+    small whatever the node. Returns what :func:`unpartition_presorted` needs to undo it:
+    per block, which positions held left rows, one bit each."""
+    p, n = S.shape
+    step = max(1, block // max(n, 1))
+    undo = []
+    for f in range(0, p, step):
+        B = S[f:f + step]
+        m = mask[B]
+        undo.append(np.packbits(m, axis=1))
+        left = B[m]
+        right = B[np.logical_not(m, out=m)]
+        B[:, :n_left] = left.reshape(len(B), n_left)
+        B[:, n_left:] = right.reshape(len(B), n - n_left)
+    return undo
+
+
+def unpartition_presorted(S, n_left, undo, block) -> None:
+    """Undo :func:`partition_presorted` of ``S`` (its result, in place)."""
+    p, n = S.shape
+    step = max(1, block // max(n, 1))
+    for f, packed in zip(range(0, p, step), undo):
+        B = S[f:f + step]
+        m = np.unpackbits(packed, axis=1, count=n).view(bool)
+        parent = np.empty_like(B)
+        parent[m] = B[:, :n_left].ravel()  # row by row: every row has n_left left rows
+        parent[np.logical_not(m, out=m)] = B[:, n_left:].ravel()
+        B[...] = parent
+
+
+def missing_rows(XT) -> tuple[np.ndarray, np.ndarray]:
+    """The features (rows of ``XT``, (features, n)) with a missing value, and which of the n
+    rows miss each of them (bool, (those features, n)): a split finder's ``missing``, shared
+    by finders of the same X."""
+    feats = np.flatnonzero([np.isnan(x).any() for x in XT])  # (no (features, n) temporary)
+    return feats, np.isnan(XT[feats])
+
+
 def presort(X32) -> np.ndarray:
     """Every feature's rows in sorted order, (n_features, n) (NaN last, ties by row id):
     trees grown on the same X pass it to ``NumericSplitFinder.root``, which filters it
@@ -310,6 +353,14 @@ class NumericSplitFinder:
     which children get by a stable filter -- so a node costs O(n_features * n)
     plus the criterion, never a sort -- and its criterion stats. Rows within a
     node must be distinct: give bootstrap multiplicities as weights.
+
+    ``in_place``: the presorted orders given to :meth:`root` are the finder's to reorder,
+    and a split divides its node's orders in place (:func:`partition_presorted`): the
+    children's are views of the root's array, so a tree needs no memory for orders beyond
+    that one array, and :meth:`restore` puts them back (a bit per feature and row of each
+    split node is kept for that). ``leaf_depth``: the depth at which nodes are never split (the growth
+    limit's ``max_depth``), whose orders are then not made. ``missing``: what
+    :func:`missing_rows` gives for this X, when the caller has it already.
     """
 
     # elements per (features x rows) work array of the search: a block's criterion
@@ -317,10 +368,13 @@ class NumericSplitFinder:
     _block = 1 << 18
 
     def __init__(self, X32, T, w, criterion, *, splitter="best", max_features=None,
-                 min_samples_leaf=1, min_weight_leaf=0.0, rng=None):
+                 min_samples_leaf=1, min_weight_leaf=0.0, rng=None, in_place=False,
+                 leaf_depth=None, missing=None):
+        self.in_place, self.leaf_depth = in_place, leaf_depth
+        self._undo = []  # in place: the partitions made, for restore()
         self.XT = np.ascontiguousarray(np.asarray(X32, dtype=np.float32).T)
-        self.isnan = np.isnan(self.XT)
-        self.nan_features = np.flatnonzero(self.isnan.any(axis=1))
+        # which rows miss which feature, kept for the features with a missing value only
+        self.nan_features, self.isnan = missing_rows(self.XT) if missing is None else missing
         self.T, self.w, self.criterion = T, np.asarray(w, dtype=np.float64), criterion
         self.splitter = splitter
         n_features = self.XT.shape[0]
@@ -346,7 +400,16 @@ class NumericSplitFinder:
             else:
                 state = presorted_subset(order, self._mask, rows)
         stats = self.criterion.stats(self.T, self.w, rows)
-        return NodeWork(rows, self.w[rows], stats.impurity, 0, (state, stats))
+        # (the builder only reads the weights: all of them need no copy)
+        weights = self.w if len(rows) == len(self.w) else self.w[rows]
+        return NodeWork(rows, weights, stats.impurity, 0, (state, stats))
+
+    def restore(self) -> None:
+        """In place: put the presorted orders given to :meth:`root` back as they were (the
+        splits' partitions undone, last first), so that the next tree can start from them."""
+        while self._undo:
+            S, n_left, undo = self._undo.pop()
+            unpartition_presorted(S, n_left, undo, self._block)
 
     @staticmethod
     def summarize(node: NodeWork):
@@ -356,7 +419,7 @@ class NumericSplitFinder:
     def _missing_counts(self, rows) -> np.ndarray:
         nm = np.zeros(self.XT.shape[0], dtype=np.intp)
         if self.nan_features.size:
-            nm[self.nan_features] = self.isnan[self.nan_features[:, None], rows].sum(axis=1)
+            nm[self.nan_features] = self.isnan[:, rows].sum(axis=1)
         return nm
 
     def _visit(self, lo, hi, nm, n) -> np.ndarray:
@@ -436,12 +499,21 @@ class NumericSplitFinder:
         ``boundary[:, i-1]``: a split between sorted positions i-1 and i is allowed.
         Returns the best proxy, its position and whether pass 2 won, per row of S."""
         n = S.shape[1]
-        i = np.arange(1, n)
         wl, wr, p1 = self.criterion.prefix_proxy(self.T, self.w, S)
-        valid = (boundary | ((i == nn[:, None]) & (nm[:, None] > 0))) & self._leaf_ok(n, i, wl, wr)
+        # position i - 1 is the split "i rows left": (boundary or every present row left
+        # with some missing) and _leaf_ok, made without (q, n) index temporaries
+        valid = boundary.copy()
+        some = np.flatnonzero((nm > 0) & (nn >= 1))
+        valid[some, nn[some] - 1] = True
+        msl, mwl = self.min_samples_leaf, self.min_weight_leaf
+        valid[:, :max(msl - 1, 0)] = False
+        valid[:, max(n - msl, 0):] = False
+        valid &= wl >= mwl  # (bools: n bytes a row, not 8)
+        valid &= wr >= mwl
         del wl, wr  # (q, n) float64 each: free before pass 2 makes its own
-        np.putmask(p1, ~valid, -np.inf)
+        np.putmask(p1, np.logical_not(valid, out=valid), -np.inf)
         del valid
+        i = np.arange(1, n)
         pos = p1.argmax(axis=1)
         val = p1[np.arange(len(S)), pos]
         left_pass = np.zeros(len(S), dtype=bool)
@@ -532,8 +604,16 @@ class NumericSplitFinder:
         rows_l, rows_r = rows[left], rows[~left]
         S = node.state[0]
         sorted_l = sorted_r = None
-        if S is not None:
-            sorted_l, sorted_r = split_presorted(S, self._mask, rows_l, len(rows_r))
+        if S is not None and (self.leaf_depth is None or node.depth + 1 < self.leaf_depth):
+            if self.in_place:
+                n_left = len(rows_l)
+                self._mask[rows_l] = True
+                undo = partition_presorted(S, self._mask, n_left, self._block)
+                self._mask[rows_l] = False
+                self._undo.append((S, n_left, undo))
+                sorted_l, sorted_r = S[:, :n_left], S[:, n_left:]
+            else:
+                sorted_l, sorted_r = split_presorted(S, self._mask, rows_l, len(rows_r))
         w = self.w
         st_l, st_r = self.criterion.children_stats(self.T, w, rows_l, rows_r)
         w_node = node.state[1].weight
