@@ -78,12 +78,14 @@ def _fit_peak(est, X, y) -> int:
             tracemalloc.stop()
 
 
-@pytest.mark.parametrize("est", [
-    RandomForestRegressor(n_estimators=2, max_depth=4, random_state=0),
-    GradientBoostingRegressor(n_estimators=2, max_depth=3, random_state=0),
-    XGBoostStyleRegressor(n_estimators=2, max_depth=3, random_state=0),
+@pytest.mark.parametrize("est, bound", [
+    (RandomForestRegressor(n_estimators=2, max_depth=4, random_state=0), 16),
+    # 7.7x: its trees divide presort's orders in place (11.1x when each node's orders
+    # were copies)
+    (GradientBoostingRegressor(n_estimators=2, max_depth=3, random_state=0), 10),
+    (XGBoostStyleRegressor(n_estimators=2, max_depth=3, random_state=0), 16),
 ], ids=["forest", "gbdt", "xgb"])
-def test_fit_peak_is_a_few_copies_of_the_data(est):
+def test_fit_peak_is_a_few_copies_of_the_data(est, bound):
     # X as float32 is 6 MB. The fit holds a transposed copy, the int32 orders, the root's
     # filtered orders, a few per-row arrays and work arrays of NumericSplitFinder._block
     # elements: about 10x X here. Blocks of (features x rows) float64 temporaries, or
@@ -93,7 +95,7 @@ def test_fit_peak_is_a_few_copies_of_the_data(est):
     # numba compiles it then (about 180 MB of Python objects, once), which is not the fit's
     est.fit(X[:20_000], y[:20_000])
     peak = _fit_peak(est, X, y)
-    assert peak < 16 * X.nbytes, f"fit peak {peak / 2**20:.0f} MB for {X.nbytes / 2**20:.0f} MB of X"
+    assert peak < bound * X.nbytes, f"fit peak {peak / 2**20:.0f} MB for {X.nbytes / 2**20:.0f} MB of X"
     assert est.model_.trees  # (the fit really ran)
 
 
@@ -164,11 +166,15 @@ def test_gradient_boosting_in_place_is_the_same_model(monkeypatch):
 
     class Copying(NumericSplitFinder):
         def __init__(self, *args, **kwargs):
+            assert kwargs["in_place"]  # (the case under test)
             super().__init__(*args, **{**kwargs, "in_place": False})
 
     for est, target, weights in cases:
-        ours = dumps(est.fit(X, target, sample_weight=weights).model_)
         with monkeypatch.context() as m:
+            m.setattr(gbdt, "IN_PLACE_MIN", 0)  # (this small X is otherwise copied)
+            ours = dumps(est.fit(X, target, sample_weight=weights).model_)
+        with monkeypatch.context() as m:
+            m.setattr(gbdt, "IN_PLACE_MIN", 0)
             m.setattr(gbdt, "NumericSplitFinder", Copying)
             copied = dumps(est.fit(X, target, sample_weight=weights).model_)
         assert ours == copied

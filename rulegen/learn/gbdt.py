@@ -56,6 +56,9 @@ from rulegen.learn.categorical import CartSplitFinder
 from rulegen.learn.criteria import SquaredError
 from rulegen.learn.losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES, make_loss
 
+# presorted orders (features x rows) from which trees divide them in place: 4 MB of int32
+IN_PLACE_MIN = 1 << 20
+
 _PARAMS = ("loss", "learning_rate", "n_estimators", "subsample", "max_depth",
            "min_samples_split", "min_samples_leaf", "min_weight_fraction_leaf", "max_features",
            "max_leaf_nodes", "min_impurity_decrease", "validation_fraction",
@@ -128,8 +131,9 @@ class _GradientBoosting(BoostingEstimator):
         # every tree's splits reorder its root's presorted orders in place (in_place below):
         # with all rows that is ``order`` itself, restored after the tree (no copy of it).
         # Not with categorical columns: CartSplitFinder divides a node for its best numeric
-        # split before it compares it with the best categorical one
-        in_place = not data.categorical
+        # split before it compares it with the best categorical one. Nor on small data,
+        # where copies cost little memory and less time (the same trees either way)
+        in_place = not data.categorical and order.size >= IN_PLACE_MIN
         missing = missing_rows(np.asarray(data.X32).T)  # the same for every tree's finder
 
         def fit_tree(stage):
@@ -152,11 +156,24 @@ class _GradientBoosting(BoostingEstimator):
                                   min_weight_leaf=min_weight_leaf, rng=rng, in_place=in_place,
                                   leaf_depth=self.max_depth, missing=missing, **extra)
             root = finder.root(rows, S)
-            tree = TreeBuilder(finder, finder.summarize, limits).build(root)
+            reached = []  # every node's rows, by node id (the builder summarizes in id order)
+
+            def summarize(node):
+                reached.append(node.rows)
+                return finder.summarize(node)
+
+            tree = TreeBuilder(finder, summarize, limits).build(root)
             if in_place and S is order:
                 finder.restore()
             del root, finder
-            leaf = leaf_index(tree, data.X32, data.features)
+            if len(rows) == n:  # the leaves' rows are every row: no need to route them again
+                leaf = np.empty(n, dtype=np.intp)
+                for nid, nd in enumerate(tree.nodes):
+                    if isinstance(nd, Leaf):
+                        leaf[reached[nid]] = nid
+            else:
+                leaf = leaf_index(tree, data.X32, data.features)
+            del reached
             ids = np.flatnonzero([isinstance(nd, Leaf) for nd in tree.nodes])
             compact = np.zeros(len(tree.nodes), dtype=np.intp)
             compact[ids] = np.arange(len(ids))
