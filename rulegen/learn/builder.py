@@ -513,20 +513,31 @@ class NumericSplitFinder:
         del wl, wr  # (q, n) float64 each: free before pass 2 makes its own
         np.putmask(p1, np.logical_not(valid, out=valid), -np.inf)
         del valid
-        i = np.arange(1, n)
         pos = p1.argmax(axis=1)
         val = p1[np.arange(len(S)), pos]
         left_pass = np.zeros(len(S), dtype=bool)
         miss = np.flatnonzero(nm > 0)
         if miss.size:
             # the same sequence rotated so missing rows come first (go left)
-            rot = (np.arange(n)[None, :] + nn[miss, None]) % n
+            rot = np.arange(n)[None, :] + nn[miss, None]
+            rot[rot >= n] -= n
             S2 = np.take_along_axis(S[miss], rot, axis=1)
-            wl2, wr2, proxy2 = self.criterion.prefix_proxy(self.T, self.w, S2)
-            j = i[None, :] - nm[miss, None]  # present rows on the left
-            ok_j = np.take_along_axis(boundary[miss], np.clip(j - 1, 0, n - 2), axis=1)
-            valid2 = (j >= 1) & (j <= nn[miss, None] - 1) & ok_j & self._leaf_ok(n, i, wl2, wr2)
-            p2 = np.where(valid2, proxy2, -np.inf)
+            wl2, wr2, p2 = self.criterion.prefix_proxy(self.T, self.w, S2)
+            del S2
+            # position i - 1 is "i rows left", j = i - nm of them present: valid where
+            # 1 <= j (j <= nn - 1 always holds) and boundary[j - 1], i.e. boundary shifted
+            # right by nm: rotated by the same index, its first nm positions cleared
+            shifted = np.zeros((len(miss), n), dtype=bool)
+            shifted[:, :n - 1] = boundary[miss]
+            valid2 = np.take_along_axis(shifted, rot, axis=1)[:, :n - 1]
+            del shifted, rot
+            valid2[np.arange(n - 1)[None, :] < nm[miss, None]] = False
+            valid2[:, :max(msl - 1, 0)] = False
+            valid2[:, max(n - msl, 0):] = False
+            valid2 &= wl2 >= mwl
+            valid2 &= wr2 >= mwl
+            del wl2, wr2
+            np.putmask(p2, np.logical_not(valid2, out=valid2), -np.inf)
             pos2 = p2.argmax(axis=1)
             val2 = p2[np.arange(miss.size), pos2]
             better = val2 > val[miss]  # pass 1 comes first in sklearn: strict
