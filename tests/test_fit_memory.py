@@ -153,8 +153,9 @@ def test_in_place_division_grows_the_same_tree_and_restores_the_orders(max_depth
 def test_gradient_boosting_in_place_is_the_same_model(monkeypatch):
     # gradient boosting divides one array of orders in place, tree after tree, restoring it
     # in between; the models are those of the finder that copies (byte-equal IR JSON)
-    import rulegen.learn.gbdt as gbdt
+    from rulegen.ir import evaluate
     from rulegen.ir.serialize import dumps
+    from rulegen.learn import gbdt
 
     X, y = _data(2000, 5, seed=4)
     w = np.random.default_rng(1).integers(0, 3, len(y)).astype(float)
@@ -178,3 +179,8 @@ def test_gradient_boosting_in_place_is_the_same_model(monkeypatch):
             m.setattr(gbdt, "NumericSplitFinder", Copying)
             copied = dumps(est.fit(X, target, sample_weight=weights).model_)
         assert ours == copied
+        if weights is None and isinstance(est, GradientBoostingRegressor):
+            # every row trained, so each row's leaf came from the builder, not the IR: the
+            # loop's training loss is still that of the IR's own raw scores, bit for bit
+            raw = evaluate.raw_scores(est.model_, X)
+            assert est.loss_.value(target[:, None], raw, np.ones(len(X))) == est.train_score_[-1]

@@ -157,12 +157,8 @@ class _GradientBoosting(BoostingEstimator):
                                   leaf_depth=self.max_depth, missing=missing, **extra)
             root = finder.root(rows, S)
             reached = []  # every node's rows, by node id (the builder summarizes in id order)
-
-            def summarize(node):
-                reached.append(node.rows)
-                return finder.summarize(node)
-
-            tree = TreeBuilder(finder, summarize, limits).build(root)
+            tree = TreeBuilder(finder, _recording(finder.summarize, reached.append),
+                               limits).build(root)
             if in_place and S is order:
                 finder.restore()
             del root, finder
@@ -185,6 +181,14 @@ class _GradientBoosting(BoostingEstimator):
             return set_leaf_values(tree, ids, values), full[leaf]
 
         return fit_tree
+
+
+def _recording(summarize, record):
+    """``summarize`` that also records each node's rows."""
+    def summarize_and_record(node):
+        record(node.rows)
+        return summarize(node)
+    return summarize_and_record
 
 
 class GradientBoostingRegressor(RegressorMixin, _GradientBoosting):
