@@ -80,7 +80,7 @@ def _fit_peak(est, X, y) -> int:
 
 @pytest.mark.parametrize("est, bound", [
     (RandomForestRegressor(n_estimators=2, max_depth=4, random_state=0), 16),
-    # 7.7x: its trees divide presort's orders in place (11.1x when each node's orders
+    # 7.4x: its trees divide presort's orders in place (11.1x when each node's orders
     # were copies)
     (GradientBoostingRegressor(n_estimators=2, max_depth=3, random_state=0), 10),
     (XGBoostStyleRegressor(n_estimators=2, max_depth=3, random_state=0), 16),
