@@ -133,12 +133,14 @@ def boost(loss: Loss, Y, w, fit_tree: FitTree, *, n_estimators: int, rng, featur
     for r in range(n_estimators):
         loss.begin_round(Y, raw, w)
         grad, hess = loss.gradient_hessian(Y, raw)
-        rows = live[sample_rows(rng, len(live), subsample)]
+        # (all of them: ``live`` itself, not a copy)
+        rows = live if subsample >= 1.0 else live[sample_rows(rng, len(live), subsample)]
         for k in range(K):
             tree, out = fit_tree(Stage(r, k, rows, grad[:, k], hess[:, k], raw))
             if tree_weight != 1.0:
                 out = tree_weight * out
             raw[:, k] = raw[:, k] + out
+            out = None  # (n,) float64: not held through the next tree's growth
             if raw_val is not None:
                 out_val = evaluate.tree_output(tree, validation[0], features, 1)[:, 0]
                 if tree_weight != 1.0:
@@ -233,7 +235,7 @@ class BoostingEstimator(Estimator):
                 return self._fit_constant(names, cat_labels, target, fitted, w, n)
             Y = (T[:, None] == np.arange(n_classes)).astype(np.float64)
             if n_classes == 2:
-                Y = Y[:, 1:]
+                Y = np.ascontiguousarray(Y[:, 1:])
             loss = self._make_loss(n_classes)
         else:
             if T.shape[1] != 1:
@@ -241,8 +243,7 @@ class BoostingEstimator(Estimator):
             Y, loss = T, self._make_loss(None)
         features = features_of(names, cat_labels)
         rng = np.random.default_rng(self.random_state)
-        train = np.arange(n)
-        validation = None
+        train = validation = None  # (None: every row trains)
         if settings["patience"] is not None:
             strata = T if target.task == "classification" else None
             train, val = validation_split(rng, n, settings["validation_fraction"], strata)
@@ -254,7 +255,9 @@ class BoostingEstimator(Estimator):
         # C order as the fitters always got it (no copy if it is); or its transpose's
         X32t = np.ascontiguousarray(X32t.T).T if self._by_feature else np.ascontiguousarray(X32t)
         del X32  # only X32t from here: one copy of X for the whole fit
-        data = TrainingData(X32t, Y[train], w[train], features,
+        if validation is not None:  # (without, every row trains: no copies of Y and w)
+            Y, w = Y[train], w[train]
+        data = TrainingData(X32t, Y, w, features,
                             {j: len(v) for j, v in cat_labels.items()},
                             None if X64 is None else X64 if validation is None else X64[train])
         if not (data.w > 0).any():

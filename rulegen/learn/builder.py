@@ -27,7 +27,14 @@ from typing import Protocol
 import numpy as np
 
 from rulegen.ir.nodes import DefaultChild, Leaf, Missing, NumericTest, Split, Test, Tree
-from rulegen.learn import kernels
+from rulegen.learn.presorted import (  # (learners import these from here too)
+    missing_rows,
+    partition_presorted,
+    presort,
+    presorted_subset,
+    split_presorted,
+    unpartition_presorted,
+)
 
 EPSILON = float(np.finfo(np.float64).eps)  # sklearn's tolerance for "pure" and "no gain"
 FEATURE_THRESHOLD = np.float32(1e-7)  # sklearn's tie tolerance, added in float32
@@ -256,50 +263,6 @@ def float32_test(feature: int, threshold: float) -> NumericTest:
     return NumericTest(feature, "<=", float(lo), "float32")
 
 
-def presorted_subset(order, mask, rows) -> np.ndarray:
-    """The presorted ``order`` (features, N) of every training row, kept to ``rows``, each
-    feature's row in order (``order`` itself when ``rows`` are all of them). ``mask`` (every
-    training row, False) is scratch, False again on return."""
-    if len(rows) == order.shape[1]:
-        return order  # nothing to filter (nor to copy)
-    mask[rows] = True
-    out = order[mask[order]].reshape(len(order), -1)
-    mask[rows] = False
-    return out
-
-
-def split_presorted(S, mask, rows_l, n_right, compiled=False) -> tuple[np.ndarray, np.ndarray]:
-    """A split node's presorted orders ``S`` (features, n) divided between its children,
-    each row in order: the rows ``rows_l`` to the left. ``mask`` (every training row,
-    False) is scratch, False again on return. ``compiled``: in one pass of
-    :func:`rulegen.learn.kernels.split_sorted` (the same arrays); CART and the forests do
-    not ask (no gain measured there, and a single tree should not load numba)."""
-    mask[rows_l] = True
-    if compiled:  # one pass, no (features, n) temporary
-        S_l = np.empty((len(S), len(rows_l)), dtype=S.dtype)
-        S_r = np.empty((len(S), n_right), dtype=S.dtype)
-        kernels.split_sorted(S, mask, S_l, S_r)
-        mask[rows_l] = False
-        return S_l, S_r
-    m = mask[S]
-    mask[rows_l] = False
-    S_l = S[m].reshape(len(S), -1)
-    return S_l, S[np.logical_not(m, out=m)].reshape(len(S), -1)  # in place: (p, n) bools
-
-
-def presort(X32) -> np.ndarray:
-    """Every feature's rows in sorted order, (n_features, n) (NaN last, ties by row id):
-    trees grown on the same X pass it to ``NumericSplitFinder.root``, which filters it
-    instead of sorting again. Row ids are int32 when they fit: half the memory of intp,
-    and every node's presorted orders are filtered from these (same dtype)."""
-    XT = np.asarray(X32, dtype=np.float32).T
-    p, n = XT.shape
-    out = np.empty((p, n), dtype=np.int32 if n < 2**31 else np.intp)
-    for f in range(p):  # one feature at a time: no (p, n) intp temporary
-        out[f] = np.argsort(XT[f], kind="stable")
-    return out
-
-
 class NumericSplitFinder:
     """CART's binary numeric splits (scikit-learn semantics, see learn/cart.py),
     for any criterion of learn/criteria.py; forests and boosting can reuse it.
@@ -310,6 +273,14 @@ class NumericSplitFinder:
     which children get by a stable filter -- so a node costs O(n_features * n)
     plus the criterion, never a sort -- and its criterion stats. Rows within a
     node must be distinct: give bootstrap multiplicities as weights.
+
+    ``in_place``: the presorted orders given to :meth:`root` are the finder's to reorder,
+    and a split divides its node's orders in place (:func:`partition_presorted`): the
+    children's are views of the root's array, so a tree needs no memory for orders beyond
+    that one array, and :meth:`restore` puts them back (a bit per feature and row of each
+    split node is kept for that). ``leaf_depth``: the depth at which nodes are never split (the growth
+    limit's ``max_depth``), whose orders are then not made. ``missing``: what
+    :func:`missing_rows` gives for this X, when the caller has it already.
     """
 
     # elements per (features x rows) work array of the search: a block's criterion
@@ -317,10 +288,13 @@ class NumericSplitFinder:
     _block = 1 << 18
 
     def __init__(self, X32, T, w, criterion, *, splitter="best", max_features=None,
-                 min_samples_leaf=1, min_weight_leaf=0.0, rng=None):
+                 min_samples_leaf=1, min_weight_leaf=0.0, rng=None, in_place=False,
+                 leaf_depth=None, missing=None):
+        self.in_place, self.leaf_depth = in_place, leaf_depth
+        self._undo = []  # in place: the partitions made, for restore()
         self.XT = np.ascontiguousarray(np.asarray(X32, dtype=np.float32).T)
-        self.isnan = np.isnan(self.XT)
-        self.nan_features = np.flatnonzero(self.isnan.any(axis=1))
+        # which rows miss which feature, kept for the features with a missing value only
+        self.nan_features, self.isnan = missing_rows(self.XT) if missing is None else missing
         self.T, self.w, self.criterion = T, np.asarray(w, dtype=np.float64), criterion
         self.splitter = splitter
         n_features = self.XT.shape[0]
@@ -346,7 +320,16 @@ class NumericSplitFinder:
             else:
                 state = presorted_subset(order, self._mask, rows)
         stats = self.criterion.stats(self.T, self.w, rows)
-        return NodeWork(rows, self.w[rows], stats.impurity, 0, (state, stats))
+        # (the builder only reads the weights: all of them need no copy)
+        weights = self.w if len(rows) == len(self.w) else self.w[rows]
+        return NodeWork(rows, weights, stats.impurity, 0, (state, stats))
+
+    def restore(self) -> None:
+        """In place: put the presorted orders given to :meth:`root` back as they were (the
+        splits' partitions undone, last first), so that the next tree can start from them."""
+        while self._undo:
+            S, n_left, undo = self._undo.pop()
+            unpartition_presorted(S, n_left, undo, self._block)
 
     @staticmethod
     def summarize(node: NodeWork):
@@ -356,7 +339,7 @@ class NumericSplitFinder:
     def _missing_counts(self, rows) -> np.ndarray:
         nm = np.zeros(self.XT.shape[0], dtype=np.intp)
         if self.nan_features.size:
-            nm[self.nan_features] = self.isnan[self.nan_features[:, None], rows].sum(axis=1)
+            nm[self.nan_features] = self.isnan[:, rows].sum(axis=1)
         return nm
 
     def _visit(self, lo, hi, nm, n) -> np.ndarray:
@@ -436,11 +419,19 @@ class NumericSplitFinder:
         ``boundary[:, i-1]``: a split between sorted positions i-1 and i is allowed.
         Returns the best proxy, its position and whether pass 2 won, per row of S."""
         n = S.shape[1]
-        i = np.arange(1, n)
         wl, wr, p1 = self.criterion.prefix_proxy(self.T, self.w, S)
-        valid = (boundary | ((i == nn[:, None]) & (nm[:, None] > 0))) & self._leaf_ok(n, i, wl, wr)
+        # position i - 1 is the split "i rows left": (boundary or every present row left
+        # with some missing) and _leaf_ok, made without (q, n) index temporaries
+        valid = boundary.copy()
+        some = np.flatnonzero((nm > 0) & (nn >= 1))
+        valid[some, nn[some] - 1] = True
+        msl, mwl = self.min_samples_leaf, self.min_weight_leaf
+        valid[:, :max(msl - 1, 0)] = False
+        valid[:, max(n - msl, 0):] = False
+        valid &= wl >= mwl  # (bools: n bytes a row, not 8)
+        valid &= wr >= mwl
         del wl, wr  # (q, n) float64 each: free before pass 2 makes its own
-        np.putmask(p1, ~valid, -np.inf)
+        np.putmask(p1, np.logical_not(valid, out=valid), -np.inf)
         del valid
         pos = p1.argmax(axis=1)
         val = p1[np.arange(len(S)), pos]
@@ -448,13 +439,25 @@ class NumericSplitFinder:
         miss = np.flatnonzero(nm > 0)
         if miss.size:
             # the same sequence rotated so missing rows come first (go left)
-            rot = (np.arange(n)[None, :] + nn[miss, None]) % n
+            rot = np.arange(n)[None, :] + nn[miss, None]
+            rot[rot >= n] -= n
             S2 = np.take_along_axis(S[miss], rot, axis=1)
-            wl2, wr2, proxy2 = self.criterion.prefix_proxy(self.T, self.w, S2)
-            j = i[None, :] - nm[miss, None]  # present rows on the left
-            ok_j = np.take_along_axis(boundary[miss], np.clip(j - 1, 0, n - 2), axis=1)
-            valid2 = (j >= 1) & (j <= nn[miss, None] - 1) & ok_j & self._leaf_ok(n, i, wl2, wr2)
-            p2 = np.where(valid2, proxy2, -np.inf)
+            wl2, wr2, p2 = self.criterion.prefix_proxy(self.T, self.w, S2)
+            del S2
+            # position i - 1 is "i rows left", j = i - nm of them present: valid where
+            # 1 <= j (j <= nn - 1 always holds) and boundary[j - 1], i.e. boundary shifted
+            # right by nm: rotated by the same index, its first nm positions cleared
+            shifted = np.zeros((len(miss), n), dtype=bool)
+            shifted[:, :n - 1] = boundary[miss]
+            valid2 = np.take_along_axis(shifted, rot, axis=1)[:, :n - 1]
+            del shifted, rot
+            valid2[np.arange(n - 1)[None, :] < nm[miss, None]] = False
+            valid2[:, :max(msl - 1, 0)] = False
+            valid2[:, max(n - msl, 0):] = False
+            valid2 &= wl2 >= mwl
+            valid2 &= wr2 >= mwl
+            del wl2, wr2
+            np.putmask(p2, np.logical_not(valid2, out=valid2), -np.inf)
             pos2 = p2.argmax(axis=1)
             val2 = p2[np.arange(miss.size), pos2]
             better = val2 > val[miss]  # pass 1 comes first in sklearn: strict
@@ -532,8 +535,16 @@ class NumericSplitFinder:
         rows_l, rows_r = rows[left], rows[~left]
         S = node.state[0]
         sorted_l = sorted_r = None
-        if S is not None:
-            sorted_l, sorted_r = split_presorted(S, self._mask, rows_l, len(rows_r))
+        if S is not None and (self.leaf_depth is None or node.depth + 1 < self.leaf_depth):
+            if self.in_place:
+                n_left = len(rows_l)
+                self._mask[rows_l] = True
+                undo = partition_presorted(S, self._mask, n_left, self._block)
+                self._mask[rows_l] = False
+                self._undo.append((S, n_left, undo))
+                sorted_l, sorted_r = S[:, :n_left], S[:, n_left:]
+            else:
+                sorted_l, sorted_r = split_presorted(S, self._mask, rows_l, len(rows_r))
         w = self.w
         st_l, st_r = self.criterion.children_stats(self.T, w, rows_l, rows_r)
         w_node = node.state[1].weight

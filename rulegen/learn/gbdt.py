@@ -44,10 +44,20 @@ from rulegen.learn.boosting import (
     check_fraction,
     leaf_index,
 )
-from rulegen.learn.builder import GrowthLimits, NumericSplitFinder, TreeBuilder, presort
+from rulegen.learn.builder import (
+    GrowthLimits,
+    NumericSplitFinder,
+    TreeBuilder,
+    missing_rows,
+    presort,
+    presorted_subset,
+)
 from rulegen.learn.categorical import CartSplitFinder
 from rulegen.learn.criteria import SquaredError
 from rulegen.learn.losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES, make_loss
+
+# presorted orders (features x rows) from which trees divide them in place: 4 MB of int32
+IN_PLACE_MIN = 1 << 20
 
 _PARAMS = ("loss", "learning_rate", "n_estimators", "subsample", "max_depth",
            "min_samples_split", "min_samples_leaf", "min_weight_fraction_leaf", "max_features",
@@ -116,11 +126,24 @@ class _GradientBoosting(BoostingEstimator):
         finder_class = CartSplitFinder if data.categorical else NumericSplitFinder
         extra = {"categorical": data.categorical} if data.categorical else {}
         order = presort(data.X32)  # each feature sorted once, filtered for every tree
+        n = len(w)
+        mask = np.zeros(n, dtype=bool)
+        # every tree's splits reorder its root's presorted orders in place (in_place below):
+        # with all rows that is ``order`` itself, restored after the tree (no copy of it).
+        # Not with categorical columns: CartSplitFinder divides a node for its best numeric
+        # split before it compares it with the best categorical one. Nor on small data,
+        # where copies cost little memory and less time (the same trees either way)
+        in_place = not data.categorical and order.size >= IN_PLACE_MIN
+        missing = missing_rows(np.asarray(data.X32).T)  # the same for every tree's finder
 
         def fit_tree(stage):
-            wt = np.zeros_like(w)
-            wt[stage.rows] = w[stage.rows]  # the tree sees only the subsample
-            rows = np.flatnonzero(wt > 0)
+            rows = stage.rows  # sorted, all of positive weight
+            if len(rows) == n:
+                wt, S = w, order  # (not reordered unless in place, then restored)
+            else:
+                wt = np.zeros_like(w)
+                wt[rows] = w[rows]  # the tree sees only the subsample
+                S = presorted_subset(order, mask, rows)
             # as scikit-learn: a fraction of the weight the tree is grown on
             min_weight_leaf = self.min_weight_fraction_leaf * float(wt.sum())
             limits = GrowthLimits(max_depth=self.max_depth,
@@ -130,10 +153,23 @@ class _GradientBoosting(BoostingEstimator):
                                   max_leaf_nodes=self.max_leaf_nodes)
             finder = finder_class(data.X32, -stage.grad[:, None], wt, criterion, splitter="best",
                                   max_features=mf, min_samples_leaf=msl,
-                                  min_weight_leaf=min_weight_leaf, rng=rng, **extra)
-            root = finder.root(rows, order)
-            tree = TreeBuilder(finder, finder.summarize, limits).build(root)
-            leaf = leaf_index(tree, data.X32, data.features)
+                                  min_weight_leaf=min_weight_leaf, rng=rng, in_place=in_place,
+                                  leaf_depth=self.max_depth, missing=missing, **extra)
+            root = finder.root(rows, S)
+            reached = []  # every node's rows, by node id (the builder summarizes in id order)
+            tree = TreeBuilder(finder, _recording(finder.summarize, reached.append),
+                               limits).build(root)
+            if in_place and S is order:
+                finder.restore()
+            del root, finder
+            if len(rows) == n:  # the leaves' rows are every row: no need to route them again
+                leaf = np.empty(n, dtype=np.intp)
+                for nid, nd in enumerate(tree.nodes):
+                    if isinstance(nd, Leaf):
+                        leaf[reached[nid]] = nid
+            else:
+                leaf = leaf_index(tree, data.X32, data.features)
+            del reached
             ids = np.flatnonzero([isinstance(nd, Leaf) for nd in tree.nodes])
             compact = np.zeros(len(tree.nodes), dtype=np.intp)
             compact[ids] = np.arange(len(ids))
@@ -145,6 +181,14 @@ class _GradientBoosting(BoostingEstimator):
             return set_leaf_values(tree, ids, values), full[leaf]
 
         return fit_tree
+
+
+def _recording(summarize, record):
+    """``summarize`` that also records each node's rows."""
+    def summarize_and_record(node):
+        record(node.rows)
+        return summarize(node)
+    return summarize_and_record
 
 
 class GradientBoostingRegressor(RegressorMixin, _GradientBoosting):
