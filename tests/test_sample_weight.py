@@ -27,7 +27,17 @@ def test_every_weighted_learner_is_covered():
     assert len(_WEIGHTED) >= 14, _WEIGHTED
 
 
-@pytest.mark.parametrize("name", _WEIGHTED)
+_RANGED = [n for n in _WEIGHTED if getattr(learn, n)._weight_range is not None]
+
+
+def test_only_c45_takes_any_finite_weight():
+    assert set(_WEIGHTED) - set(_RANGED) == {"C45Classifier"}
+    X, y, _ = _data("C45Classifier")
+    w = np.where(np.arange(len(y)) % 2, 1e-300, 1e300)
+    assert np.isfinite(learn.C45Classifier().fit(X, y, sample_weight=w).predict_proba(X)).all()
+
+
+@pytest.mark.parametrize("name", _RANGED)
 @pytest.mark.parametrize("bad", [1e-300, 5e-324, 1e300, WEIGHT_RANGE[1] * 2])
 def test_weights_out_of_range_are_refused_naming_the_row(name, bad):
     X, y, kw = _data(name)

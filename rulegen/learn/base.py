@@ -232,8 +232,10 @@ class Estimator:
             return X32, names, A.astype(np.float64, copy=False)
         return X32, names
 
-    @staticmethod
-    def _check_weights(sample_weight, n):
+    # Positive sample weights this learner computes with; None: any finite weight.
+    _weight_range: tuple[float, float] | None = WEIGHT_RANGE
+
+    def _check_weights(self, sample_weight, n):
         if sample_weight is None:
             return np.ones(n), False
         try:
@@ -250,13 +252,14 @@ class Estimator:
             raise LearnerError("sample_weight is zero for every sample; nothing to learn from")
         # The criteria square and subtract weighted sums: outside this range a node's
         # impurity underflows to 0/0 or overflows, and a fit fails late or splits on noise.
-        bad = np.flatnonzero((w > 0) & ((w < WEIGHT_RANGE[0]) | (w > WEIGHT_RANGE[1])))
+        lo, hi = self._weight_range or (0.0, np.inf)
+        bad = np.flatnonzero((w > 0) & ((w < lo) | (w > hi)))
         if bad.size:
             i = int(bad[0])
             raise LearnerError(
                 f"sample_weight[{i}] is {w[i]:g}: positive weights must lie between "
-                f"{WEIGHT_RANGE[0]:g} and {WEIGHT_RANGE[1]:g}; multiply every weight by one "
-                f"constant to bring them into range")
+                f"{lo:g} and {hi:g}; multiply every weight by one constant to bring them "
+                f"into range")
         return w, True
 
     def _check_categorical(self, X32, names, categorical_features, categories) -> dict:

@@ -62,6 +62,9 @@ class C45Classifier(ClassifierMixin, Estimator):
     """
 
     _params = _PARAMS
+    # information from weight ratios, no squared sums: any finite weights (the deep-chain
+    # test's weights span 1e74 to 1e250)
+    _weight_range = None
 
     def __init__(self, confidence=0.25, min_instances=2, pruning=True, subtree_raising=True,
                  collapse=True, error_estimate="c45", mdl_correction=True):
