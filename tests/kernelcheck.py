@@ -11,16 +11,19 @@ def bits(a):
     return np.ascontiguousarray(a, dtype=np.float64).view(np.int64)
 
 
-def counting(monkeypatch) -> list:
-    """A list that gets one item per tree the forest's compiled grower grows from now on."""
-    from rulegen.learn import forest
+def counting(monkeypatch, owner=None, method="grow_compiled") -> list:
+    """A list that gets one item per tree a compiled grower grows from now on: by default
+    the forest's (``forest.TreeGrower.grow_compiled``), else ``owner.method``."""
+    if owner is None:
+        from rulegen.learn import forest
+        owner = forest.TreeGrower
 
     calls = []
-    grow = forest.TreeGrower.grow_compiled
+    grow = getattr(owner, method)
 
     def counted(self, *args, **kw):
         calls.append(1)
         return grow(self, *args, **kw)
 
-    monkeypatch.setattr(forest.TreeGrower, "grow_compiled", counted)
+    monkeypatch.setattr(owner, method, counted)
     return calls

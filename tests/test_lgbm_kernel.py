@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("numba")
 
-from kernelcheck import bits
+from kernelcheck import bits, counting
 
 from rulegen.ir import serialize
 from rulegen.learn import lgbm_kernels
@@ -76,14 +76,7 @@ def fit(task, params, cats, weighted, seed):
 @pytest.mark.parametrize("case", range(len(CASES)))
 def test_compiled_trees_are_the_builders(case, monkeypatch):
     task, params, cats, weighted = CASES[case]
-    grown = []
-    grow = lgbm_kernels.TreeGrower.grow
-
-    def counted(self, *args):
-        grown.append(1)
-        return grow(self, *args)
-
-    monkeypatch.setattr(lgbm_kernels.TreeGrower, "grow", counted)
+    grown = counting(monkeypatch, lgbm_kernels.TreeGrower, "grow")
     fast = fit(task, params, cats, weighted, case)
     monkeypatch.setattr(lgbm_kernels, "USE", False)
     slow = fit(task, params, cats, weighted, case)
@@ -122,14 +115,7 @@ def test_equal_gains_between_leaves_go_as_the_builder_takes_them(monkeypatch):
 def test_the_grower_grows_every_tree_and_stops_as_lightgbm(monkeypatch):
     """Every tree of a fit comes from the compiled grower; a fit where no tree can split
     after the first round stops there, as with the builder."""
-    grown = []
-    grow = lgbm_kernels.TreeGrower.grow
-
-    def counted(self, *args):
-        grown.append(1)
-        return grow(self, *args)
-
-    monkeypatch.setattr(lgbm_kernels.TreeGrower, "grow", counted)
+    grown = counting(monkeypatch, lgbm_kernels.TreeGrower, "grow")
     X, y = data(0, 400, "multiclass")
     est = LightGBMStyleClassifier(n_estimators=7).fit(X, y)
     assert len(grown) == len(est.model_.trees) == 21
