@@ -39,6 +39,8 @@ import weakref
 import numpy as np
 
 from rulegen.learn import kernels, numpy_sums
+# load() replaces these with their compiled dispatchers, which the kernels then call
+from rulegen.learn.numpy_sums import dot, pairwise_sum
 
 GINI, SQUARED = 0, 1
 _EPS = float(np.finfo(np.float64).eps)  # builder.EPSILON

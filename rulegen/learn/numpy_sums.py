@@ -25,6 +25,7 @@ import numpy as np
 _SYMBOLS = (("scipy_cblas_ddot64_", True), ("cblas_ddot64_", True),
             ("scipy_cblas_ddot", False), ("cblas_ddot", False))
 _CHUNK = 1 << 30  # NPY_CBLAS_CHUNK: numpy's dot asks BLAS for at most this many at a time
+ddot64 = ddot32 = None  # numba intrinsics (:func:`intrinsics`), set by cart_kernels.load
 
 
 def block_sum(a, lo, n):
