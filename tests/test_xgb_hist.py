@@ -18,6 +18,7 @@ from rulegen.learn.xgb import XGBoostStyleClassifier, XGBoostStyleRegressor
 pytest.importorskip("numba")
 
 from kernelcheck import bits
+from targetcheck import assert_targets_exact
 from test_newton_hist import odd_data
 
 pytestmark = pytest.mark.usefixtures("kernels_compiled")
@@ -56,6 +57,15 @@ def test_trees_are_the_same_with_and_without_the_kernels(cls, kw, kind, fit_kw, 
     for i, (a, b) in enumerate(zip(*trees)):
         assert a == b, f"tree {i}"
     assert serialize.dumps(plain) == serialize.dumps(compiled)
+
+
+@pytest.mark.parametrize("case", [1, 3])
+def test_hist_models_compile_exactly(case):
+    """hist's float32 cuts, missing directions and categorical splits in the generated
+    Python, C, SQLite and DuckDB, against the evaluator at and around every threshold."""
+    cls, kw, kind, fit_kw = FITS[case]
+    est, X, _, _ = fit(cls, kw, kind, fit_kw)
+    assert_targets_exact(est.model_, X[:40], n_random=20)
 
 
 @pytest.mark.parametrize("unit", [True, False])
