@@ -138,7 +138,9 @@ def bench_fit(n: int, p: int, max_depth, classes: int, repeat: int) -> dict:
     import sklearn
     from sklearn.tree import DecisionTreeClassifier as SkC
 
-    from rulegen.learn import CARTClassifier, cart_kernels
+    from rulegen.learn import CARTClassifier
+
+    from rulegen.learn.compiled import cart_kernels
 
     X, y, _, _ = make_data(n, p, "classification", classes=classes)
     ours = CARTClassifier(max_depth=max_depth, random_state=0)
@@ -158,7 +160,7 @@ def bench_fit(n: int, p: int, max_depth, classes: int, repeat: int) -> dict:
 
 
 def _min_compiled_work() -> int:
-    from rulegen.learn import forest
+    from rulegen.learn.ensembles import forest
 
     return forest.MIN_COMPILED_WORK
 

@@ -30,7 +30,7 @@ CASE = r"""
 import hashlib, json, resource, sys, time
 import numpy as np
 sys.path.insert(0, sys.argv[1])
-from rulegen.learn.chaid import CHAIDClassifier, CHAIDRegressor
+from rulegen.learn.trees.chaid import CHAIDClassifier, CHAIDRegressor
 levels, rows, task, resplit = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5] == "1"
 rng = np.random.default_rng(20)
 x = rng.integers(0, levels, rows).astype(float)

@@ -221,7 +221,7 @@ def fit_one(spec, task, cats, X, y, seed):
         # library loads its extension modules on import: a small fit first, timed apart
         rows, trees = 500, 2
         if spec["lib"] == "random_forest":  # enough trees x rows for the compiled grower
-            from rulegen.learn.forest import MIN_COMPILED_WORK
+            from rulegen.learn.ensembles.forest import MIN_COMPILED_WORK
             rows = min(len(ytr), 2_000)
             trees = -(-MIN_COMPILED_WORK // rows)
         t0 = time.perf_counter()
@@ -276,7 +276,7 @@ def table(rows, cpu=False) -> str:
 
 
 def _kernels_line(rows) -> str:
-    from rulegen.learn import kernels
+    from rulegen.learn.compiled import kernels
 
     if not kernels.enabled():
         return ("rulegen's forest and LightGBM- and XGBoost-style learners ran on numpy alone "

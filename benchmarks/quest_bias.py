@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rulegen.ir.nodes import Split
 from rulegen.learn import CARTClassifier
-from rulegen.learn.quest import QUESTClassifier
+from rulegen.learn.trees.quest import QUESTClassifier
 
 
 def noise_data(rng, n: int, n_classes: int, numeric: bool):

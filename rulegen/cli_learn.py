@@ -303,7 +303,7 @@ def prune(model_path, data, target_col, alpha, show_path, output):
       rulegen prune model.json --alpha 0.01 -o pruned.json
     """
     from rulegen.data import feature_matrix, read_csv, target_column
-    from rulegen.learn import pruning
+    from rulegen.learn.trees import pruning
     from rulegen.modelio import load_model, save_model
 
     chosen = sum((data is not None, alpha is not None, show_path))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rulegen.learn.histogram_scan import SplitParams
+from rulegen.learn.splits.histogram_scan import SplitParams
 
 
 def admissible(CL, HL, CR, HR, min_count, min_hess):

@@ -45,7 +45,7 @@ def pytest_addoption(parser):
 def kernels_compiled():
     """For modules that compare the compiled kernels themselves (``pytestmark =
     pytest.mark.usefixtures("kernels_compiled")``): numba is loaded."""
-    from rulegen.learn import kernels
+    from rulegen.learn.compiled import kernels
 
     assert kernels.enabled()
 
@@ -53,7 +53,7 @@ def kernels_compiled():
 @pytest.fixture
 def numpy_only(monkeypatch):
     """``numpy_only()`` turns the kernels off for the rest of the test."""
-    from rulegen.learn import kernels
+    from rulegen.learn.compiled import kernels
 
     def off():
         monkeypatch.setattr(kernels, "ENABLED", False)

@@ -15,7 +15,7 @@ def counting(monkeypatch, owner=None, method="grow_compiled") -> list:
     """A list that gets one item per tree a compiled grower grows from now on: by default
     the forest's (``forest.TreeGrower.grow_compiled``), else ``owner.method``."""
     if owner is None:
-        from rulegen.learn import forest
+        from rulegen.learn.ensembles import forest
         owner = forest.TreeGrower
 
     calls = []

@@ -15,7 +15,7 @@ from targetcheck import assert_targets_exact
 from rulegen.errors import LearnerError
 from rulegen.ir import evaluate, serialize
 from rulegen.ir.nodes import CategoricalTest, Leaf, NumericTest, Split
-from rulegen.learn.adaboost import AdaBoostClassifier
+from rulegen.learn.ensembles.adaboost import AdaBoostClassifier
 
 # x = 0..5 with classes 0,0,0,1,1,2: every round's best stump (gini) is unique, see below
 TINY_X = np.arange(6.0).reshape(-1, 1)

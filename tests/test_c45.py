@@ -20,9 +20,9 @@ from targetcheck import assert_targets_exact
 from rulegen.errors import LearnerError
 from rulegen.ir import evaluate, serialize
 from rulegen.ir.nodes import Blend, Leaf, MultiwayTest, NumericTest, Split
-from rulegen.learn.c45 import C45Classifier
-from rulegen.learn.c45_prune import added_errors
-from rulegen.learn.c45_split import first_best, info_gain, numeric_candidate
+from rulegen.learn.trees.c45 import C45Classifier
+from rulegen.learn.trees.c45_prune import added_errors
+from rulegen.learn.trees.c45_split import first_best, info_gain, numeric_candidate
 
 DATA = Path(__file__).parent / "data" / "c45"
 

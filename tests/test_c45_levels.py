@@ -13,7 +13,7 @@ from test_c45 import compare_with_j48, parse_tree, read_arff, read_j48
 from rulegen.cli import main
 from rulegen.errors import LearnerError
 from rulegen.ir.nodes import MultiwayTest
-from rulegen.learn.c45 import C45Classifier
+from rulegen.learn.trees.c45 import C45Classifier
 from rulegen.modelio import load_model
 
 

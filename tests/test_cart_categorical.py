@@ -16,7 +16,7 @@ from rulegen.errors import LearnerError
 from rulegen.ir import evaluate
 from rulegen.ir.nodes import CategoricalTest, DefaultChild, Split
 from rulegen.learn import CARTClassifier, CARTRegressor
-from rulegen.learn.criteria import Gini, SquaredError
+from rulegen.learn.splits.criteria import Gini, SquaredError
 from rulegen.modelio import load_model
 
 

@@ -1,4 +1,4 @@
-"""CART grown by the forest's compiled grower (rulegen/learn/cart_kernels.py) is the tree the
+"""CART grown by the forest's compiled grower (rulegen/learn/compiled/cart_kernels.py) is the tree the
 numpy split finder grows, node for node, with the same node values, so pruning after growth
 (ccp_alpha, its cross-validation) gives the same model too."""
 
@@ -13,8 +13,10 @@ pytest.importorskip("numba")
 
 from kernelcheck import counting
 
-from rulegen.learn import cart_kernels, forest
-from rulegen.learn.cart import CARTClassifier, CARTRegressor
+from rulegen.learn.compiled import cart_kernels
+
+from rulegen.learn.ensembles import forest
+from rulegen.learn.trees.cart import CARTClassifier, CARTRegressor
 
 
 def data(seed, n, p, task, n_classes=3, n_outputs=1):
@@ -114,7 +116,7 @@ def test_200_classes_fully_grown(monkeypatch):
 
 def test_pruned_later_the_same(monkeypatch):
     """``pruning.prune(est, alpha)`` after the fit reads node_values_: the same either way."""
-    from rulegen.learn import pruning
+    from rulegen.learn.trees import pruning
 
     X, y = data(12, 400, 5, "classification", n_classes=12)
     compiled, plain = fit_both(monkeypatch, CARTClassifier, {"random_state": 1}, X, y, None)

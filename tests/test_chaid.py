@@ -13,8 +13,8 @@ from targetcheck import assert_targets_exact
 
 from rulegen.errors import LearnerError
 from rulegen.ir.nodes import DefaultChild, IntervalTest, Leaf, MultiwayTest, Split
-from rulegen.learn.chaid import CHAIDClassifier, CHAIDRegressor, quantile_cuts
-from rulegen.learn.chaid_merge import (
+from rulegen.learn.trees.chaid import CHAIDClassifier, CHAIDRegressor, quantile_cuts
+from rulegen.learn.trees.chaid_merge import (
     CountTables,
     MeanTables,
     bonferroni,

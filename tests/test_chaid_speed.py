@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from rulegen.learn import chaid_pairs
-from rulegen.learn.chaid import CHAIDClassifier
-from rulegen.learn.chaid_merge import (
+from rulegen.learn.trees import chaid_pairs
+from rulegen.learn.trees.chaid import CHAIDClassifier
+from rulegen.learn.trees.chaid_merge import (
     CountTables,
     MeanTables,
     Merged,
@@ -18,7 +18,7 @@ from rulegen.learn.chaid_merge import (
     merge_categories,
     stirling2,
 )
-from rulegen.learn.chaid_pairs import group_stats
+from rulegen.learn.trees.chaid_pairs import group_stats
 
 # --- the reference: the merge step with the full table (before issue 20) -----------------------
 
@@ -57,7 +57,7 @@ def _key(groups):
 def reference(cat, tables, *, ordered, missing_last, alpha_merge, alpha_resplit=None,
               min_child_size=0.0):
     """The merging as it was: argmax over the whole table, np.delete per merge."""
-    from rulegen.learn.chaid_merge import _Merger
+    from rulegen.learn.trees.chaid_merge import _Merger
 
     cat = np.asarray(cat, dtype=np.float64)
     c = len(cat)

@@ -9,18 +9,18 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from rulegen.learn.builder import (
+from rulegen.learn.splits.builder import (
     GrowthLimits,
     NumericSplitFinder,
     TreeBuilder,
     presort,
     presorted_subset,
 )
-from rulegen.learn.criteria import Gini, SquaredError
-from rulegen.learn.forest import RandomForestRegressor
-from rulegen.learn.gbdt import GradientBoostingRegressor
-from rulegen.learn.newton import NewtonSplitFinder
-from rulegen.learn.xgb import XGBoostStyleRegressor
+from rulegen.learn.splits.criteria import Gini, SquaredError
+from rulegen.learn.ensembles.forest import RandomForestRegressor
+from rulegen.learn.ensembles.gbdt import GradientBoostingRegressor
+from rulegen.learn.ensembles.newton import NewtonSplitFinder
+from rulegen.learn.ensembles.xgb import XGBoostStyleRegressor
 
 
 def _data(n, p, seed=0):
@@ -155,7 +155,7 @@ def test_gradient_boosting_in_place_is_the_same_model(monkeypatch):
     # in between; the models are those of the finder that copies (byte-equal IR JSON)
     from rulegen.ir import evaluate
     from rulegen.ir.serialize import dumps
-    from rulegen.learn import gbdt
+    from rulegen.learn.ensembles import gbdt
 
     X, y = _data(2000, 5, seed=4)
     w = np.random.default_rng(1).integers(0, 3, len(y)).astype(float)

@@ -13,8 +13,9 @@ pytest.importorskip("numba")
 from rulegen.errors import IRValidationError, LearnerError
 from rulegen.ir import validate as validation
 from rulegen.ir.nodes import Leaf, Split
-from rulegen.learn import cart_kernels, forest
-from rulegen.learn.forest import RandomForestClassifier, RandomForestRegressor
+from rulegen.learn.compiled import cart_kernels
+from rulegen.learn.ensembles import forest
+from rulegen.learn.ensembles.forest import RandomForestClassifier, RandomForestRegressor
 
 
 @pytest.fixture(autouse=True)

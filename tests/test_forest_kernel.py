@@ -1,4 +1,4 @@
-"""The random forest's compiled tree grower (rulegen/learn/cart_kernels.py) grows the numpy
+"""The random forest's compiled tree grower (rulegen/learn/compiled/cart_kernels.py) grows the numpy
 split finder's trees node for node, and n_jobs changes nothing but the time."""
 
 from __future__ import annotations
@@ -10,8 +10,10 @@ pytest.importorskip("numba")
 
 from kernelcheck import counting
 
-from rulegen.learn import cart_kernels, forest
-from rulegen.learn.forest import RandomForestClassifier, RandomForestRegressor
+from rulegen.learn.compiled import cart_kernels
+
+from rulegen.learn.ensembles import forest
+from rulegen.learn.ensembles.forest import RandomForestClassifier, RandomForestRegressor
 
 
 def data(seed, n, p, task, n_outputs=1):
@@ -176,7 +178,7 @@ def test_n_jobs_threads():
 def test_float32_digits_from_str_as_scientific():
     """float32_test reads a float32's shortest digits from str() (cheaper) unless an old
     print mode is set; both must count the same digits."""
-    from rulegen.learn.builder import _f32_digits, float32_test
+    from rulegen.learn.splits.builder import _f32_digits, float32_test
 
     rng = np.random.default_rng(0)
     v = (rng.standard_normal(4000) * 10.0 ** rng.integers(-45, 39, 4000)).astype(np.float32)
@@ -215,7 +217,7 @@ def test_n_jobs_from_the_command_line(tmp_path, capsys):
 
 def test_kernel_constants_are_the_builders():
     """The kernel keeps its own copies (numba's cache would not see a change in builder.py)."""
-    from rulegen.learn import builder
+    from rulegen.learn.splits import builder
 
     assert cart_kernels._BLOCK == builder.NumericSplitFinder._block
     assert cart_kernels._EPS == builder.EPSILON

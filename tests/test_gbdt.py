@@ -20,9 +20,9 @@ from targetcheck import assert_targets_exact
 from rulegen.errors import LearnerError
 from rulegen.ir import evaluate, serialize
 from rulegen.ir.nodes import CategoricalTest, Split
-from rulegen.learn.boosting import validation_split
-from rulegen.learn.gbdt import GradientBoostingClassifier, GradientBoostingRegressor
-from rulegen.learn.losses import (
+from rulegen.learn.ensembles.boosting import validation_split
+from rulegen.learn.ensembles.gbdt import GradientBoostingClassifier, GradientBoostingRegressor
+from rulegen.learn.ensembles.losses import (
     AbsoluteError,
     BinaryLogLoss,
     Huber,

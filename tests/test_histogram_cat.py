@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from categorical_oracle import best_categorical
 
-from rulegen.learn.histogram_scan import SplitParams, best_categorical_rows
+from rulegen.learn.splits.histogram_scan import SplitParams, best_categorical_rows
 
 # (one-vs-rest below max_cat_to_onehot bins, LightGBM's NaN bin counted: m + 1 <= it)
 PARAMS = [

@@ -16,7 +16,7 @@ from targetcheck import assert_targets_exact
 from rulegen.errors import LearnerError
 from rulegen.ir import evaluate
 from rulegen.ir.nodes import DefaultChild, Leaf, MultiwayTest, Split
-from rulegen.learn.id3 import ID3Classifier
+from rulegen.learn.trees.id3 import ID3Classifier
 
 DATA = Path(__file__).resolve().parent / "data" / "id3"
 

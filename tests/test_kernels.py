@@ -1,4 +1,4 @@
-"""The compiled kernels (rulegen.learn.kernels, numba) against the numpy code they replace:
+"""The compiled kernels (rulegen.learn.compiled.kernels, numba) against the numpy code they replace:
 histogram boosting's splits, histograms and row divisions, the exact Newton split search of
 xgboost_style and the division of presorted orders -- the same results and models, bit for
 bit.
@@ -16,16 +16,17 @@ import numpy as np
 import pytest
 
 from rulegen.ir import serialize
-from rulegen.learn import binning, kernels
-from rulegen.learn.binning import Layout, bin_features, build_histograms
-from rulegen.learn.builder import presort, split_presorted
-from rulegen.learn.forest import RandomForestClassifier
-from rulegen.learn.gbdt import GradientBoostingRegressor
-from rulegen.learn.histogram import HistogramSplitFinder, _left_sums
-from rulegen.learn.histogram_scan import SplitParams
-from rulegen.learn.lgbm import LightGBMStyleClassifier, LightGBMStyleRegressor
-from rulegen.learn.newton import NewtonSplitFinder
-from rulegen.learn.xgb import XGBoostStyleClassifier, XGBoostStyleRegressor
+from rulegen.learn.splits import binning
+from rulegen.learn.compiled import kernels
+from rulegen.learn.splits.binning import Layout, bin_features, build_histograms
+from rulegen.learn.splits.builder import presort, split_presorted
+from rulegen.learn.ensembles.forest import RandomForestClassifier
+from rulegen.learn.ensembles.gbdt import GradientBoostingRegressor
+from rulegen.learn.splits.histogram import HistogramSplitFinder, _left_sums
+from rulegen.learn.splits.histogram_scan import SplitParams
+from rulegen.learn.ensembles.lgbm import LightGBMStyleClassifier, LightGBMStyleRegressor
+from rulegen.learn.ensembles.newton import NewtonSplitFinder
+from rulegen.learn.ensembles.xgb import XGBoostStyleClassifier, XGBoostStyleRegressor
 
 pytest.importorskip("numba")
 
@@ -290,8 +291,8 @@ def test_other_ensembles_are_the_same_with_and_without_the_kernels(cls, kw, kind
 def test_learners_without_kernels_never_load_numba():
     """numba costs ~0.2 s and ~60 MB to import: a CART tree or a forest must not pay it."""
     code = ("import sys, numpy as np\n"
-            "from rulegen.learn.cart import CARTClassifier\n"
-            "from rulegen.learn.forest import RandomForestRegressor\n"
+            "from rulegen.learn.trees.cart import CARTClassifier\n"
+            "from rulegen.learn.ensembles.forest import RandomForestRegressor\n"
             "X = np.random.default_rng(0).normal(size=(80, 3))\n"
             "CARTClassifier().fit(X, X[:, 0] > 0)\n"
             "RandomForestRegressor(n_estimators=3).fit(X, X[:, 1])\n"
@@ -302,7 +303,7 @@ def test_learners_without_kernels_never_load_numba():
 
 
 def test_rulegen_jit_0_turns_the_kernels_off():
-    code = "from rulegen.learn import kernels; print(kernels.enabled())"
+    code = "from rulegen.learn.compiled import kernels; print(kernels.enabled())"
     env = {**os.environ, "RULEGEN_JIT": "0"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True).stdout

@@ -156,7 +156,7 @@ def test_prune_reduced_error_from_the_command_line(capsys, tmp_path, name):
 
 
 def test_prune_path_and_alpha_match_the_library(capsys, tmp_path):
-    from rulegen.learn import pruning
+    from rulegen.learn.trees import pruning
 
     model_path = tmp_path / "m.json"
     code, _, err = run(capsys, "fit", LABOR, "--target", "class", "--param", "random_state=0",

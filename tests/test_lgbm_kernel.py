@@ -1,4 +1,4 @@
-"""lightgbm_style's compiled tree grower (rulegen/learn/lgbm_kernels.py) grows the trees of
+"""lightgbm_style's compiled tree grower (rulegen/learn/compiled/lgbm_kernels.py) grows the trees of
 the histogram split finder under the best-first builder, tree for tree and bit for bit:
 the IR JSON byte for byte, and the booster's training scores."""
 
@@ -12,8 +12,8 @@ pytest.importorskip("numba")
 from kernelcheck import bits, counting
 
 from rulegen.ir import serialize
-from rulegen.learn import lgbm_kernels
-from rulegen.learn.lgbm import LightGBMStyleClassifier, LightGBMStyleRegressor
+from rulegen.learn.compiled import lgbm_kernels
+from rulegen.learn.ensembles.lgbm import LightGBMStyleClassifier, LightGBMStyleRegressor
 
 pytestmark = pytest.mark.usefixtures("kernels_compiled")
 

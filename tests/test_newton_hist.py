@@ -1,4 +1,4 @@
-"""xgboost_style's histogram mode (tree_method="approx") compiled (rulegen.learn.kernels_newton,
+"""xgboost_style's histogram mode (tree_method="approx") compiled (rulegen.learn.compiled.kernels_newton,
 numba) against its numpy code: the same cuts, bins, node splits and models, bit for bit; bins
 kept between trees only where the cuts did not change; leaves of the growing rows taken from
 the builder agree with the evaluator's routing."""
@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 
 from rulegen.ir import serialize
-from rulegen.learn import kernels, newton, xgb
-from rulegen.learn.boosting import leaf_index
-from rulegen.learn.builder import presort
-from rulegen.learn.newton import NewtonSplitFinder, quantile_bins
-from rulegen.learn.xgb import XGBoostStyleClassifier, XGBoostStyleRegressor
+from rulegen.learn.compiled import kernels
+from rulegen.learn.ensembles import newton, xgb
+from rulegen.learn.ensembles.boosting import leaf_index
+from rulegen.learn.splits.builder import presort
+from rulegen.learn.ensembles.newton import NewtonSplitFinder, quantile_bins
+from rulegen.learn.ensembles.xgb import XGBoostStyleClassifier, XGBoostStyleRegressor
 
 pytest.importorskip("numba")
 

@@ -1,4 +1,4 @@
-"""The compiled regression statistics of the forest's grower (rulegen/learn/numpy_sums.py,
+"""The compiled regression statistics of the forest's grower (rulegen/learn/compiled/numpy_sums.py,
 cart_kernels.squared_stats) sum as numpy does, to the bit: numpy's pairwise sum written out,
 numpy's own BLAS ddot called by address; and where they are not used (object mode) the
 trees are the same."""
@@ -14,9 +14,11 @@ pytest.importorskip("numba")
 
 from kernelcheck import bits, counting
 
-from rulegen.learn import cart_kernels, forest, numpy_sums
-from rulegen.learn.criteria import SquaredError
-from rulegen.learn.forest import RandomForestRegressor
+from rulegen.learn.compiled import cart_kernels, numpy_sums
+
+from rulegen.learn.ensembles import forest
+from rulegen.learn.splits.criteria import SquaredError
+from rulegen.learn.ensembles.forest import RandomForestRegressor
 
 
 @pytest.fixture(autouse=True)

@@ -19,14 +19,14 @@ from rulegen.ir.nodes import DefaultChild, Leaf, NumericTest, Split, Tree
 from rulegen.learn import (
     CARTClassifier,
     CARTRegressor,
-    pruning_cv,
 )
-from rulegen.learn.pruning import (
+from rulegen.learn.trees import pruning_cv
+from rulegen.learn.trees.pruning import (
     cost_complexity_pruning_path,
     prune,
     reduced_error_prune,
 )
-from rulegen.learn.pruning_cv import choose_alpha_cv, select_alpha
+from rulegen.learn.trees.pruning_cv import choose_alpha_cv, select_alpha
 
 # scikit-learn 1.9.1, CARTClassifier(random_state=0) on breast_cancer's
 # train_test_split(random_state=0) training part (docs: /work/shared/DESIGN.md section 6)

@@ -25,8 +25,8 @@ from rulegen.ir.nodes import (
     Split,
     Surrogates,
 )
-from rulegen.learn.quest import QUESTClassifier, QuestSplitFinder
-from rulegen.learn.quest_split import (
+from rulegen.learn.trees.quest import QUESTClassifier, QuestSplitFinder
+from rulegen.learn.trees.quest_split import (
     anova_pvalues,
     chi2_pvalue,
     contingency,
@@ -465,7 +465,7 @@ def test_selection_is_unbiased_where_exhaustive_search_is_not():
 
 
 def test_cost_complexity_pruning_as_cart():
-    from rulegen.learn import pruning
+    from rulegen.learn.trees import pruning
 
     rng = np.random.default_rng(5)
     n = 400

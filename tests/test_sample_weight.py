@@ -60,7 +60,7 @@ def test_weights_at_the_range_ends_fit_finite_models(name, scale):
 # Entropy skips empty classes, so there the side scores 0, as in scikit-learn.
 @pytest.mark.parametrize("criterion", ["gini", "squared_error", "absolute_error"])
 def test_a_side_whose_weight_vanishes_in_the_total_never_scores(criterion):
-    from rulegen.learn.criteria import CRITERIA
+    from rulegen.learn.splits.criteria import CRITERIA
     crit = CRITERIA[criterion](2) if criterion == "gini" else CRITERIA[criterion](1)
     T = np.array([0, 1, 1]) if criterion == "gini" else np.array([[0.0], [1.0], [5.0]])
     w = np.array([1.0, 1.0, 1e-30])
@@ -73,7 +73,7 @@ def test_a_side_whose_weight_vanishes_in_the_total_never_scores(criterion):
 @pytest.mark.parametrize("name", [n for n in _WEIGHTED if n.endswith("Regressor")])
 def test_regression_targets_beyond_the_limit_are_refused(name):
     from rulegen.learn.base import TARGET_LIMIT
-    from rulegen.learn.lgbm_losses import F32_TARGET_LIMIT
+    from rulegen.learn.ensembles.lgbm_losses import F32_TARGET_LIMIT
     # LightGBM keeps targets and gradients in float32: its limit is float32's
     limit = F32_TARGET_LIMIT if name.startswith("LightGBM") else TARGET_LIMIT
     X, y, _ = _data(name)

@@ -24,7 +24,7 @@ from rulegen.ir.nodes import (
     Surrogates,
 )
 from rulegen.learn import CARTClassifier, CARTRegressor
-from rulegen.learn.pruning import _route
+from rulegen.learn.trees.pruning import _route
 
 
 def tiny():

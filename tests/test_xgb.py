@@ -18,8 +18,8 @@ from targetcheck import assert_targets_exact
 from rulegen.errors import LearnerError
 from rulegen.ir import evaluate, serialize
 from rulegen.ir.nodes import CategoricalTest, Leaf, Split
-from rulegen.learn.newton import leaf_weight, quantile_bins, split_gain
-from rulegen.learn.xgb import XGBoostStyleClassifier, XGBoostStyleRegressor
+from rulegen.learn.ensembles.newton import leaf_weight, quantile_bins, split_gain
+from rulegen.learn.ensembles.xgb import XGBoostStyleClassifier, XGBoostStyleRegressor
 
 ONE_TREE = {"n_estimators": 1, "learning_rate": 1.0, "base_score": 0.0}
 

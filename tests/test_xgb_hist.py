@@ -1,4 +1,4 @@
-"""xgboost_style's tree_method="hist" (rulegen.learn.newton_hist): cuts and bins made once per
+"""xgboost_style's tree_method="hist" (rulegen.learn.ensembles.newton_hist): cuts and bins made once per
 fit from the sample-weighted quantiles, node histograms by XGBoost's subtraction trick; the
 compiled path (numba) and the numpy path give the same trees bit for bit."""
 
@@ -11,9 +11,9 @@ from rulegen.cli import main
 from rulegen.errors import RulegenError
 from rulegen.ir import evaluate, serialize
 from rulegen.ir.nodes import Split
-from rulegen.learn import newton, newton_hist, xgb
-from rulegen.learn.builder import presort
-from rulegen.learn.xgb import XGBoostStyleClassifier, XGBoostStyleRegressor
+from rulegen.learn.ensembles import newton, newton_hist, xgb
+from rulegen.learn.splits.builder import presort
+from rulegen.learn.ensembles.xgb import XGBoostStyleClassifier, XGBoostStyleRegressor
 
 pytest.importorskip("numba")
 

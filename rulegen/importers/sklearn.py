@@ -11,7 +11,7 @@ maps to, and where the IR reproduces scikit-learn bit for bit and where it canno
 
 * **Trees** compare ``float32(x) <= threshold`` (threshold float64, ``inf`` for "missing
   right, everything present left"); that is the float32 IR test of
-  :func:`rulegen.learn.builder.float32_test`, exact for every input. NaN goes to
+  :func:`rulegen.learn.splits.builder.float32_test`, exact for every input. NaN goes to
   ``missing_go_to_left`` (scikit-learn stores it on every node; a node that saw no NaN in
   training sends NaN to the child with more training rows, ties right). Classifier leaves
   are ``tree_.value`` rows, which ``predict_proba`` returns as they are (already fractions).
@@ -64,7 +64,7 @@ from rulegen.ir.nodes import (
     Tree,
 )
 from rulegen.ir.validate import validate
-from rulegen.learn.builder import float32_test
+from rulegen.learn.splits.builder import float32_test
 
 WHO = "rulegen IR"  # the "target" named by UnsupportedFeatureError messages
 

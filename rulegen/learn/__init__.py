@@ -14,16 +14,16 @@ import warnings
 
 # name -> module, for the lazy imports below (a test checks this against CATALOG)
 _ESTIMATORS = {
-    "CARTClassifier": "cart", "CARTRegressor": "cart",
-    "C45Classifier": "c45",
-    "ID3Classifier": "id3",
-    "CHAIDClassifier": "chaid", "CHAIDRegressor": "chaid",
-    "QUESTClassifier": "quest",
-    "RandomForestClassifier": "forest", "RandomForestRegressor": "forest",
-    "AdaBoostClassifier": "adaboost",
-    "GradientBoostingClassifier": "gbdt", "GradientBoostingRegressor": "gbdt",
-    "XGBoostStyleClassifier": "xgb", "XGBoostStyleRegressor": "xgb",
-    "LightGBMStyleClassifier": "lgbm", "LightGBMStyleRegressor": "lgbm",
+    "CARTClassifier": "trees.cart", "CARTRegressor": "trees.cart",
+    "C45Classifier": "trees.c45",
+    "ID3Classifier": "trees.id3",
+    "CHAIDClassifier": "trees.chaid", "CHAIDRegressor": "trees.chaid",
+    "QUESTClassifier": "trees.quest",
+    "RandomForestClassifier": "ensembles.forest", "RandomForestRegressor": "ensembles.forest",
+    "AdaBoostClassifier": "ensembles.adaboost",
+    "GradientBoostingClassifier": "ensembles.gbdt", "GradientBoostingRegressor": "ensembles.gbdt",
+    "XGBoostStyleClassifier": "ensembles.xgb", "XGBoostStyleRegressor": "ensembles.xgb",
+    "LightGBMStyleClassifier": "ensembles.lgbm", "LightGBMStyleRegressor": "ensembles.lgbm",
 }
 # the names before the command line's became the Python names too
 _DEPRECATED = {

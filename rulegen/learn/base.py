@@ -3,7 +3,7 @@ prediction through the reference evaluator, and the assembled IR model.
 
 A learner subclasses :class:`Classifier` or :class:`Regressor` (through its own
 mixin), lists its parameter names in ``_params`` and sets ``model_`` in ``fit``.
-Input conventions are those of :mod:`rulegen.learn.cart`: X is numeric with NaN
+Input conventions are those of :mod:`rulegen.learn.trees.cart`: X is numeric with NaN
 for missing; a categorical column holds codes 0..m-1, declared with
 ``categorical_features`` (labels optionally in ``categories``).
 """

@@ -58,12 +58,13 @@ _CART_PARAMS = {
 CATALOG: dict[str, LearnerInfo] = {
     "cart": LearnerInfo(
         "cart", "CART: binary splits, categorical subsets, scikit-learn's semantics",
-        "rulegen.learn.cart:CARTClassifier", "rulegen.learn.cart:CARTRegressor",
+        "rulegen.learn.trees.cart:CARTClassifier", "rulegen.learn.trees.cart:CARTRegressor",
         _CART_PARAMS),
     "random_forest": LearnerInfo(
         "random_forest", "random forest: bootstrap samples, Forest-RI or Forest-RC (oblique) "
         "splits, soft or hard voting",
-        "rulegen.learn.forest:RandomForestClassifier", "rulegen.learn.forest:RandomForestRegressor",
+        "rulegen.learn.ensembles.forest:RandomForestClassifier",
+        "rulegen.learn.ensembles.forest:RandomForestRegressor",
         {**_CART_PARAMS,
          "n_estimators": "number of trees",
          "max_features": "inputs drawn per node: None (all), sqrt, log2, log2+1, a count or a "
@@ -82,7 +83,7 @@ CATALOG: dict[str, LearnerInfo] = {
          "n_jobs": "threads growing trees: None (1), a count, -1 every core (the same model)"}),
     "adaboost": LearnerInfo(
         "adaboost", "AdaBoost (SAMME): weighted votes of shallow CART trees",
-        "rulegen.learn.adaboost:AdaBoostClassifier", None,
+        "rulegen.learn.ensembles.adaboost:AdaBoostClassifier", None,
         {**_CART_PARAMS,
          "n_estimators": "most boosting rounds (fewer after an early stop)",
          "learning_rate": "multiplies every tree's weight (its vote and the reweighting)",
@@ -90,8 +91,8 @@ CATALOG: dict[str, LearnerInfo] = {
     "gradient_boosting": LearnerInfo(
         "gradient_boosting", "gradient boosting (Friedman): CART trees on negative gradients, "
         "per-leaf line search; squared, absolute, Huber, log-loss, softmax",
-        "rulegen.learn.gbdt:GradientBoostingClassifier",
-        "rulegen.learn.gbdt:GradientBoostingRegressor",
+        "rulegen.learn.ensembles.gbdt:GradientBoostingClassifier",
+        "rulegen.learn.ensembles.gbdt:GradientBoostingRegressor",
         {**_CART_PARAMS,
          "loss": "squared_error, absolute_error or huber (regression); log_loss (classes)",
          "alpha": "huber: the quantile of |residual| that sets delta, re-estimated each round",
@@ -108,7 +109,8 @@ CATALOG: dict[str, LearnerInfo] = {
         "xgboost_style", "second-order (XGBoost-style) boosting: gradients and hessians, "
         "lambda, gamma, learned missing direction, exact or quantile splits; exact splits "
         "2-4x faster with numba installed (pip install 'rulegen[fast]')",
-        "rulegen.learn.xgb:XGBoostStyleClassifier", "rulegen.learn.xgb:XGBoostStyleRegressor",
+        "rulegen.learn.ensembles.xgb:XGBoostStyleClassifier",
+        "rulegen.learn.ensembles.xgb:XGBoostStyleRegressor",
         {"n_estimators": "boosting rounds",
          "learning_rate": "eta: shrinkage folded into the leaves",
          "max_depth": "deepest level of each tree (None: no limit)",
@@ -135,7 +137,8 @@ CATALOG: dict[str, LearnerInfo] = {
         "gradient-sorted categorical splits; 2-5x faster "
         "with numba installed (pip install 'rulegen[fast]'; the first fit after installing "
         "compiles for ~15 s; RULEGEN_JIT=0 turns it off)",
-        "rulegen.learn.lgbm:LightGBMStyleClassifier", "rulegen.learn.lgbm:LightGBMStyleRegressor",
+        "rulegen.learn.ensembles.lgbm:LightGBMStyleClassifier",
+        "rulegen.learn.ensembles.lgbm:LightGBMStyleRegressor",
         {"n_estimators": "boosting rounds (one tree per class per round past two classes)",
          "learning_rate": "shrinkage, folded into the leaf values",
          "num_leaves": "leaves per tree, grown leaf-wise (largest gain first)",
@@ -161,14 +164,14 @@ CATALOG: dict[str, LearnerInfo] = {
          "random_state": "seed for sampling, the validation split and the bin sample"}),
     "id3": LearnerInfo(
         "id3", "ID3: information gain, one branch per category, categorical features only",
-        "rulegen.learn.id3:ID3Classifier", None,
+        "rulegen.learn.trees.id3:ID3Classifier", None,
         {"epsilon": "stop when the best information gain is below this (bits)",
          "max_depth": "deepest level a node may have (None: until features or gain run out)",
          "min_samples_split": "fewest rows a node needs to be split"}),
     "c45": LearnerInfo(
         "c45", "C4.5 (release 8) / Weka J48: gain ratio, multiway categorical splits, "
         "fractional missing values, pessimistic pruning",
-        "rulegen.learn.c45:C45Classifier", None,
+        "rulegen.learn.trees.c45:C45Classifier", None,
         {"confidence": "pruning confidence CF in (0, 0.5]; smaller prunes more (J48 -C)",
          "min_instances": "a split needs two branches with at least this weight (J48 -M)",
          "pruning": "pessimistic error pruning (false: J48 -U)",
@@ -179,7 +182,7 @@ CATALOG: dict[str, LearnerInfo] = {
     "chaid": LearnerInfo(
         "chaid", "CHAID: chi-square / F tests, merged categories, Bonferroni-adjusted "
         "multiway splits",
-        "rulegen.learn.chaid:CHAIDClassifier", "rulegen.learn.chaid:CHAIDRegressor",
+        "rulegen.learn.trees.chaid:CHAIDClassifier", "rulegen.learn.trees.chaid:CHAIDRegressor",
         {"criterion": "pearson or likelihood_ratio chi-square (classification)",
          "alpha_merge": "merge the two most similar categories while their p-value exceeds this",
          "alpha_split": "split only if the Bonferroni-adjusted p-value is at most this",
@@ -193,7 +196,7 @@ CATALOG: dict[str, LearnerInfo] = {
     "quest": LearnerInfo(
         "quest", "QUEST: unbiased variable selection (F / chi-square / Levene), "
         "discriminant split points, category subsets",
-        "rulegen.learn.quest:QUESTClassifier", None,
+        "rulegen.learn.trees.quest:QUESTClassifier", None,
         {"alpha": "significance level of the variable-selection tests (Bonferroni-adjusted "
                   "per node)",
          "max_depth": "deepest level a node may have (None: no limit)",

@@ -1,0 +1,137 @@
+"""LightGBM's objectives as :class:`~rulegen.learn.ensembles.losses.Loss` objects, computed its way.
+
+LightGBM keeps gradients and hessians in ``float`` (``score_t``), labels and weights in
+``float`` too, and computes each gradient in double before rounding it to float; histograms
+then sum those floats in double. Learning on the same numbers is what makes the trees its
+trees (a float64 gradient moves a near-tie of gains, and a leaf value in the 8th digit). So
+the gradients here are LightGBM's formulas, in double, rounded to float32 and handed on as
+float64 holding float32 values, and *already weighted* (LightGBM rounds the weighted
+product, not the gradient before the weight): the tree fitter must not weight them again.
+The initial scores are LightGBM's ``BoostFromScore`` (``boost_from_average``), with its
+sequential double sums:
+
+* regression (L2): ``sum w y / sum w`` of the float32 labels; gradient ``f - y``, hessian 1;
+* binary: ``log(p / (1 - p))``, p the positive share clamped to [1e-15f, 1 - 1e-15f];
+  with label l = -1 / +1, response ``r = -l / (1 + exp(l f))``, gradient r, hessian
+  ``|r| (1 - |r|)``;
+* multiclass (softmax): ``log(max(1e-15f, p_k))`` per class; probabilities by LightGBM's
+  Softmax (row max subtracted, exps summed in class order), gradient ``p - [y = k]``,
+  hessian ``K/(K-1) p (1-p)``.
+
+An initial score within 1e-15f of 0 is 0 (LightGBM then does not start from it).
+``np.exp`` may differ from the C library's ``exp`` in the last bit; rounded to float32 that
+almost never shows.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from rulegen.errors import LearnerError
+from rulegen.learn.ensembles.losses import BinaryLogLoss, SoftmaxLoss, SquaredError
+
+K_EPSILON = float(np.float32(1e-15))  # LightGBM's kEpsilon, a float
+F32_TARGET_LIMIT = 1e38  # f - y of two values within it stays below float32's 3.4e38
+
+
+def _f32(a) -> np.ndarray:
+    return np.asarray(a, dtype=np.float32).astype(np.float64)
+
+
+def _sequential_sum(a) -> float:
+    """A sum in index order, as LightGBM's single-threaded loops add (np.sum pairs)."""
+    a = np.asarray(a, dtype=np.float64)
+    return float(np.cumsum(a)[-1]) if a.size else 0.0
+
+
+def _start(score: float) -> float:
+    return score if abs(score) > K_EPSILON else 0.0
+
+
+class _Weighted:
+    """Keeps the round's float32 weights (None: all 1) for the weighted gradients."""
+
+    w32 = None
+
+    def begin_round(self, Y, F, w):
+        self.w32 = None if np.all(w == 1.0) else _f32(w)
+
+
+class LgbSquaredError(_Weighted, SquaredError):
+    def gradient_hessian(self, Y, F):
+        y = _f32(Y)
+        if self.w32 is None:
+            return _f32(F - y), np.ones_like(F)
+        w = self.w32[:, None]
+        # float(float(f - y) * w): the product of two floats, rounded to float
+        g = (F - y).astype(np.float32) * w.astype(np.float32)
+        return g.astype(np.float64), np.broadcast_to(w, F.shape).copy()
+
+    def init_score(self, Y, w):
+        # LightGBM holds labels and weighted gradients (f - y) * w as float32: beyond its
+        # range they would be inf and every split NaN
+        big = np.flatnonzero(np.abs(Y[:, 0]) * float(w.max()) > F32_TARGET_LIMIT)
+        if big.size:
+            i = int(big[0])
+            raise LearnerError(f"y[{i}] is {Y[i, 0]:g}: lightgbm_style keeps targets and "
+                               f"gradients in float32, so |y| times the largest weight must "
+                               f"stay within {F32_TARGET_LIMIT:g}; rescale the target")
+        y = _f32(Y[:, 0])
+        if np.all(w == 1.0):
+            return np.array([_start(_sequential_sum(y) / float(len(y)))])
+        w32 = _f32(w)
+        return np.array([_start(_sequential_sum(y * w32) / _sequential_sum(w32))])
+
+
+class LgbBinaryLogLoss(_Weighted, BinaryLogLoss):
+    def gradient_hessian(self, Y, F):
+        label = np.where(Y > 0.5, 1.0, -1.0)
+        with np.errstate(over="ignore"):
+            r = -label / (1.0 + np.exp(label * F))
+        a = np.abs(r)
+        h = a * (1.0 - a)
+        if self.w32 is not None:
+            r, h = r * self.w32[:, None], h * self.w32[:, None]
+        return _f32(r), _f32(h)
+
+    def init_score(self, Y, w):
+        pos = (Y[:, 0] > 0.5).astype(np.float64)
+        if np.all(w == 1.0):
+            p = _sequential_sum(pos) / float(len(pos))
+        else:
+            w32 = _f32(w)
+            p = _sequential_sum(pos * w32) / _sequential_sum(w32)
+        p = max(min(p, 1.0 - K_EPSILON), K_EPSILON)
+        return np.array([_start(math.log(p / (1.0 - p)))])
+
+
+class LgbSoftmaxLoss(_Weighted, SoftmaxLoss):
+    def __init__(self, n_classes: int):
+        super().__init__(n_classes, n_classes / (n_classes - 1.0))
+
+    @staticmethod
+    def probabilities(F):
+        e = np.exp(F - F.max(axis=1, keepdims=True))
+        total = e[:, 0].copy()
+        for k in range(1, e.shape[1]):  # the classes in order, as LightGBM's loop
+            total += e[:, k]
+        return e / total[:, None]
+
+    def gradient_hessian(self, Y, F):
+        p = self.probabilities(F)
+        g = np.where(Y > 0.5, p - 1.0, p)
+        h = self.hessian_scale * p * (1.0 - p)
+        if self.w32 is not None:
+            g, h = g * self.w32[:, None], h * self.w32[:, None]
+        return _f32(g), _f32(h)
+
+    def init_score(self, Y, w):
+        if np.all(w == 1.0):
+            p = [_sequential_sum(Y[:, k]) / float(len(Y)) for k in range(Y.shape[1])]
+        else:
+            w32 = _f32(w)
+            total = _sequential_sum(w32)
+            p = [_sequential_sum(Y[:, k] * w32) / total for k in range(Y.shape[1])]
+        return np.array([_start(math.log(max(K_EPSILON, pk))) for pk in p])
