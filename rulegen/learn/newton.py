@@ -51,6 +51,7 @@ from rulegen.ir.nodes import (
     NumericTest,
 )
 from rulegen.learn import kernels, kernels_newton, newton_hist
+from rulegen.learn.threads import SERIAL
 from rulegen.learn.builder import (
     NodeWork,
     Partition,
@@ -174,10 +175,11 @@ class NewtonSplitFinder:
     """
 
     def __init__(self, XT, g, h, *, reg_lambda, min_child_weight, features_at, order=None,
-                 bins=None, categorical=None, subtract=False, leaf_depth=None):
+                 bins=None, categorical=None, subtract=False, leaf_depth=None, pool=SERIAL):
         self.XT, self.order, self.g, self.h = XT, order, g, h
         self.lam, self.mcw = float(reg_lambda), float(min_child_weight)
         self.features_at = features_at
+        self.pool = pool  # threads for the compiled per-feature kernels (n_jobs)
         self.bins, self.cuts, max_bin = bins if bins is not None else (None, None, 0)
         self.slots = max_bin + 1  # histogram slots per feature; the last one is "missing"
         self.categorical = dict(categorical or {})
@@ -316,8 +318,11 @@ class NewtonSplitFinder:
         q = len(F)
         val, pos = np.empty(q), np.empty(q, dtype=np.intp)
         how, nn = np.empty(q, dtype=np.intp), np.empty(q, dtype=np.intp)
-        kernels.newton_numeric(S, F, self.XT, self.g, self.h, float(G), float(H), self.lam,
-                               self.mcw, val, pos, how, nn)
+        G, H = float(G), float(H)
+        # per feature independent: chunks of features on the pool's threads
+        self.pool.run(lambda a, b: kernels.newton_numeric(
+            S, F[a:b], self.XT, self.g, self.h, G, H, self.lam, self.mcw, val[a:b], pos[a:b],
+            how[a:b], nn[a:b]), q, q * S.shape[1])
         return self._choose(S, F, val, pos, how, nn)
 
     def _choose(self, S, F, val, pos, how, nn):
@@ -386,10 +391,18 @@ class NewtonSplitFinder:
         (:mod:`rulegen.learn.kernels_newton`): the same split, bit for bit."""
         if self.unit_h is None:  # squared error, unit weights: the hessian sums are counts
             self.unit_h = bool(np.all(self.h == 1.0))
-        found = kernels_newton.newton_binned(
-            self.bins.T, F, rows, self.g, self.h, self.unit_h, float(G), float(H), self.lam,
-            self.mcw, self.slots, step)
-        return self._binned_choice(F, *found)
+        q, BT = len(F), self.bins.T
+        if len(self.pool.chunks(q, q * len(rows))) == 1:
+            found = kernels_newton.newton_binned(
+                BT, F, rows, self.g, self.h, self.unit_h, float(G), float(H), self.lam,
+                self.mcw, self.slots, step)
+            return self._binned_choice(F, *found)
+        # newton_binned's two steps, the histogram's features in chunks on the pool's threads
+        hist = np.zeros((q, self.slots, 3))
+        self.pool.run(lambda a, b: kernels_newton.newton_histogram(
+            BT, F[a:b], rows, self.g, self.h, self.unit_h, hist[a:b]), q, q * len(rows))
+        return self._binned_choice(F, *kernels_newton.newton_scan(
+            hist, float(G), float(H), self.lam, self.mcw, step))
 
     def _binned_choice(self, F, val, i, k, how, nm):
         """The compiled search's answer (``newton_scan``'s) as a split."""
@@ -409,7 +422,8 @@ class NewtonSplitFinder:
             if self.unit_h is None:
                 self.unit_h = bool(np.all(self.h == 1.0))
             box[2] = box[0].take(box[1], lambda rows: newton_hist.histogram(
-                self.bins, self.hist_feats, rows, self.g, self.h, self.slots, self.unit_h))
+                self.bins, self.hist_feats, rows, self.g, self.h, self.slots, self.unit_h,
+                self.pool))
             box[0] = None
         return box[2]
 

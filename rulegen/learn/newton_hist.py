@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from rulegen.learn import kernels, kernels_newton
+from rulegen.learn.threads import SERIAL
 
 _BLOCK = 1 << 18  # elements per (features x rows) work array of the numpy path
 
@@ -63,14 +64,17 @@ def fixed_bins(XT, w, max_bin: int, presort):
     return by_feature, cuts, max_bin
 
 
-def histogram(bins, feats, rows, g, h, slots, unit_h):
+def histogram(bins, feats, rows, g, h, slots, unit_h, pool=SERIAL):
     """(len(feats), slots, 3): the g, h and row count of every bin of each of ``feats``
     over ``rows`` (slot ``slots-1``: missing values), each bin summed in row order from
-    0.0. ``unit_h``: every h is 1.0 (the compiled path then copies the counts)."""
+    0.0. ``unit_h``: every h is 1.0 (the compiled path then copies the counts). Compiled,
+    chunks of features go to ``pool``'s threads (:class:`~rulegen.learn.threads.FeatureThreads`):
+    each feature's bins are summed as by one thread."""
     q, n = len(feats), len(rows)
     out = np.zeros((q, slots, 3))
     if kernels.enabled():
-        kernels_newton.newton_histogram_columns(bins, feats, rows, g, h, unit_h, out)
+        pool.run(lambda a, b: kernels_newton.newton_histogram_columns(
+            bins, feats[a:b], rows, g, h, unit_h, out[a:b]), q, q * n)
         return out
     gr, hr = g[rows], h[rows]
     step = max(1, _BLOCK // max(n, 1))

@@ -49,11 +49,12 @@ from rulegen.learn.newton import NewtonSplitFinder, quantile_bins, sorted_values
 from rulegen.learn.newton_hist import fixed_bins
 from rulegen.learn.newton_prune import finish_tree
 from rulegen.learn.sklearn_api import deprecated_names
+from rulegen.learn.threads import FeatureThreads, threads
 
 _PARAMS = ("n_estimators", "learning_rate", "max_depth", "reg_lambda", "gamma",
            "min_child_weight", "subsample", "colsample_bytree", "colsample_bylevel",
            "tree_method", "max_bin", "base_score", "validation_fraction",
-           "early_stopping_rounds", "random_state")
+           "early_stopping_rounds", "random_state", "n_jobs")
 
 
 def _leaves(tree, finder, X32, features):
@@ -84,7 +85,8 @@ class _NewtonBoosting(BoostingEstimator):
     def __init__(self, n_estimators=100, learning_rate=0.3, max_depth=6, reg_lambda=1.0,
                  gamma=0.0, min_child_weight=1.0, subsample=1.0, colsample_bytree=1.0,
                  colsample_bylevel=1.0, tree_method="exact", max_bin=256, base_score=None,
-                 validation_fraction=0.1, early_stopping_rounds=None, random_state=None):
+                 validation_fraction=0.1, early_stopping_rounds=None, random_state=None,
+                 n_jobs=None):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
@@ -100,6 +102,7 @@ class _NewtonBoosting(BoostingEstimator):
         self.validation_fraction = validation_fraction
         self.early_stopping_rounds = early_stopping_rounds
         self.random_state = random_state
+        self.n_jobs = n_jobs
 
     def _settings(self, n, p):
         for name in ("learning_rate", "reg_lambda", "gamma", "min_child_weight"):
@@ -112,6 +115,7 @@ class _NewtonBoosting(BoostingEstimator):
             bad("tree_method", self.tree_method, "'exact', 'approx' or 'hist'")
         check_count("max_bin", self.max_bin, low=2)
         check_seed(self.random_state)
+        threads(self.n_jobs)
         vf = check_open_fraction(self.validation_fraction, "validation_fraction")
         bs = self.base_score
         if bs is not None and not (is_real(bs) and math.isfinite(bs)):
@@ -133,6 +137,7 @@ class _NewtonBoosting(BoostingEstimator):
         all_feats = np.arange(XT.shape[0])
         limits = GrowthLimits(max_depth=self.max_depth)
         lam, eta = float(self.reg_lambda), float(self.learning_rate)
+        n_threads = threads(self.n_jobs) if kernels.enabled() else 1  # (numpy: one thread)
         last = {}  # approx: the last tree's bins, and the rows and hessians they came from
         # the compiled quantile passes read each feature's values in sorted order
         XS = (sorted_values(XT, order) if self.tree_method == "approx" and kernels.enabled()
@@ -168,11 +173,12 @@ class _NewtonBoosting(BoostingEstimator):
                 search = {"bins": approx_bins(rows, hw)}
             elif fixed is not None:
                 search = {"bins": fixed, "subtract": True, "leaf_depth": self.max_depth}
-            finder = NewtonSplitFinder(XT, gw, hw, reg_lambda=lam,
-                                       min_child_weight=float(self.min_child_weight),
-                                       features_at=features_at, categorical=data.categorical,
-                                       **search)
-            tree = TreeBuilder(finder, finder.summarize, limits).build(finder.root(rows))
+            with FeatureThreads(n_threads) as pool:
+                finder = NewtonSplitFinder(XT, gw, hw, reg_lambda=lam,
+                                           min_child_weight=float(self.min_child_weight),
+                                           features_at=features_at,
+                                           categorical=data.categorical, pool=pool, **search)
+                tree = TreeBuilder(finder, finder.summarize, limits).build(finder.root(rows))
             if self.tree_method != "exact":
                 leaf = _leaves(tree, finder, data.X32, data.features)
             else:
