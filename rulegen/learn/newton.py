@@ -51,7 +51,6 @@ from rulegen.ir.nodes import (
     NumericTest,
 )
 from rulegen.learn import kernels, kernels_newton, newton_hist
-from rulegen.learn.threads import SERIAL
 from rulegen.learn.builder import (
     NodeWork,
     Partition,
@@ -59,6 +58,7 @@ from rulegen.learn.builder import (
     presorted_subset,
     split_presorted,
 )
+from rulegen.learn.threads import SERIAL
 
 MIN_BRACKET = 1e-6  # XGBoost's kRtEps: smaller improvements are not splits
 _BLOCK = 1 << 18  # elements per (features x rows) work array: ~10 float64 ones live at once
@@ -401,8 +401,7 @@ class NewtonSplitFinder:
         hist = np.zeros((q, self.slots, 3))
         self.pool.run(lambda a, b: kernels_newton.newton_histogram(
             BT, F[a:b], rows, self.g, self.h, self.unit_h, hist[a:b]), q, q * len(rows))
-        return self._binned_choice(F, *kernels_newton.newton_scan(
-            hist, float(G), float(H), self.lam, self.mcw, step))
+        return self._binned_choice(F, *self._scan_compiled(hist, G, H, step))
 
     def _binned_choice(self, F, val, i, k, how, nm):
         """The compiled search's answer (``newton_scan``'s) as a split."""
@@ -432,8 +431,7 @@ class NewtonSplitFinder:
         features as :meth:`find_split` takes them (compiled: ``newton_scan``)."""
         sub = hist if len(F) == len(hist) else hist[self.hist_row[F]]  # (all: no copy)
         if kernels.enabled():
-            return self._binned_choice(F, *kernels_newton.newton_scan(
-                sub, float(G), float(H), self.lam, self.mcw, step))
+            return self._binned_choice(F, *self._scan_compiled(sub, G, H, step))
         best = None
         for a in range(0, len(F), step):
             b = sub[a:a + step]
@@ -441,6 +439,18 @@ class NewtonSplitFinder:
             if found is not None and (best is None or found[0] > best[0]):
                 best = found
         return best
+
+    def _scan_compiled(self, hist, G, H, step):
+        """``newton_scan`` of ``hist``; with threads, each feature's own best on the pool's
+        threads (a chunk of features each), then the choice between them in feature order."""
+        q, G, H = len(hist), float(G), float(H)
+        cells = q * self.slots * 4  # a scanned slot costs about four added to a histogram
+        if len(self.pool.chunks(q, cells)) == 1:
+            return kernels_newton.newton_scan(hist, G, H, self.lam, self.mcw, step)
+        kv, kk, av = np.empty((2, q)), np.empty((2, q), dtype=np.intp), np.empty(q)
+        self.pool.run(lambda a, b: kernels_newton.newton_scan_features(
+            hist[a:b], G, H, self.lam, self.mcw, kv[:, a:b], kk[:, a:b], av[a:b]), q, cells)
+        return kernels_newton.newton_scan_choice(hist, kv, kk, av, step)
 
     def _best_categorical(self, rows, f, G, H):
         x = self.XT[f, rows]
@@ -500,6 +510,21 @@ class NewtonSplitFinder:
             left = np.where(nan, missing_left, xv <= t if op == "<=" else xv < t)
         return rows[left], rows[~left], bool(nan.any())
 
+    def _split_sorted(self, S, rows_l, n_right):
+        """``split_presorted``; compiled with threads, a chunk of features on each."""
+        p, n = S.shape
+        if not kernels.enabled() or len(self.pool.chunks(p, p * n)) == 1:
+            return split_presorted(S, self._mask, rows_l, n_right, kernels.enabled())
+        S_l = np.empty((p, len(rows_l)), dtype=S.dtype)
+        S_r = np.empty((p, n_right), dtype=S.dtype)
+        self._mask[rows_l] = True
+        try:
+            self.pool.run(lambda a, b: kernels.split_sorted(S[a:b], self._mask, S_l[a:b],
+                                                            S_r[a:b]), p, p * n)
+        finally:
+            self._mask[rows_l] = False
+        return S_l, S_r
+
     def _partition(self, node, best) -> Partition:
         bracket, f, how, missing_left, *_ = best
         unseen = None
@@ -515,7 +540,7 @@ class NewtonSplitFinder:
                 for child, left in zip(children, (True, False)):
                     child.state += ([family, left, None],)
         else:
-            S_l, S_r = split_presorted(S, self._mask, rows_l, len(rows_r), kernels.enabled())
+            S_l, S_r = self._split_sorted(S, rows_l, len(rows_r))
             children = [self._node(rows_l, S_l), self._node(rows_r, S_r)]
         bigger_left = children[0].state[2] >= children[1].state[2]  # the hessian sums
         if not has_nan:
