@@ -401,7 +401,8 @@ class NewtonSplitFinder:
         hist = np.zeros((q, self.slots, 3))
         self.pool.run(lambda a, b: kernels_newton.newton_histogram(
             BT, F[a:b], rows, self.g, self.h, self.unit_h, hist[a:b]), q, q * len(rows))
-        return self._binned_choice(F, *self._scan_compiled(hist, G, H, step))
+        return self._binned_choice(F, *newton_hist.scan(hist, G, H, self.lam, self.mcw, step,
+                                                        self.pool))
 
     def _binned_choice(self, F, val, i, k, how, nm):
         """The compiled search's answer (``newton_scan``'s) as a split."""
@@ -431,7 +432,8 @@ class NewtonSplitFinder:
         features as :meth:`find_split` takes them (compiled: ``newton_scan``)."""
         sub = hist if len(F) == len(hist) else hist[self.hist_row[F]]  # (all: no copy)
         if kernels.enabled():
-            return self._binned_choice(F, *self._scan_compiled(sub, G, H, step))
+            return self._binned_choice(F, *newton_hist.scan(sub, G, H, self.lam, self.mcw,
+                                                            step, self.pool))
         best = None
         for a in range(0, len(F), step):
             b = sub[a:a + step]
@@ -439,18 +441,6 @@ class NewtonSplitFinder:
             if found is not None and (best is None or found[0] > best[0]):
                 best = found
         return best
-
-    def _scan_compiled(self, hist, G, H, step):
-        """``newton_scan`` of ``hist``; with threads, each feature's own best on the pool's
-        threads (a chunk of features each), then the choice between them in feature order."""
-        q, G, H = len(hist), float(G), float(H)
-        cells = q * self.slots * 4  # a scanned slot costs about four added to a histogram
-        if len(self.pool.chunks(q, cells)) == 1:
-            return kernels_newton.newton_scan(hist, G, H, self.lam, self.mcw, step)
-        kv, kk, av = np.empty((2, q)), np.empty((2, q), dtype=np.intp), np.empty(q)
-        self.pool.run(lambda a, b: kernels_newton.newton_scan_features(
-            hist[a:b], G, H, self.lam, self.mcw, kv[:, a:b], kk[:, a:b], av[a:b]), q, cells)
-        return kernels_newton.newton_scan_choice(hist, kv, kk, av, step)
 
     def _best_categorical(self, rows, f, G, H):
         x = self.XT[f, rows]

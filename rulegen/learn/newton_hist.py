@@ -89,6 +89,20 @@ def histogram(bins, feats, rows, g, h, slots, unit_h, pool=SERIAL):
     return out
 
 
+def scan(hist, G, H, lam, mcw, step, pool=SERIAL):
+    """The compiled ``newton_scan`` of a node's histogram ``hist`` (q, slots, 3). With
+    threads, each feature's own best on ``pool``'s threads (a chunk of features each), then
+    the choice between them in feature order: the same answer."""
+    q, G, H = len(hist), float(G), float(H)
+    cells = q * hist.shape[1] * 4  # a scanned slot costs about four added to a histogram
+    if len(pool.chunks(q, cells)) == 1:
+        return kernels_newton.newton_scan(hist, G, H, lam, mcw, step)
+    kv, kk, av = np.empty((2, q)), np.empty((2, q), dtype=np.intp), np.empty(q)
+    pool.run(lambda a, b: kernels_newton.newton_scan_features(
+        hist[a:b], G, H, lam, mcw, kv[:, a:b], kk[:, a:b], av[a:b]), q, cells)
+    return kernels_newton.newton_scan_choice(hist, kv, kk, av, step)
+
+
 class Siblings:
     """The histograms of a split's two children, made when the first of them is searched:
     the smaller child's (fewer rows; the left on ties) from its rows, the other's as the

@@ -61,23 +61,28 @@ class FeatureThreads:
 
     def run(self, work, q: int, cells: int) -> None:
         """``work(start, stop)`` for every chunk of the ``q`` features, the first chunk in
-        the caller's thread; returns when all are done (the first error is raised)."""
+        the caller's thread; returns when all are done (the first error is raised). A chunk
+        no pool thread has started when the caller is done with its own, the caller does
+        too: on a busy machine a thread that is not given a core soon makes no one wait."""
         parts = self.chunks(q, cells)
         if len(parts) == 1:
             work(0, q)
             return
-        if self._pool is None:
-            from concurrent.futures import ThreadPoolExecutor
+        from concurrent.futures import ThreadPoolExecutor, wait
 
+        if self._pool is None:
             self._pool = ThreadPoolExecutor(self.n - 1, thread_name_prefix="rulegen-features")
         futures = [self._pool.submit(work, a, b) for a, b in parts[1:]]
         try:
             work(*parts[0])
+            for f, part in zip(futures, parts[1:]):
+                if f.cancel():  # not started yet: done here instead
+                    work(*part)
         finally:
-            for f in futures:  # all finished before any output array is read or freed
-                f.exception()
+            wait(futures)  # all finished before any output array is read or freed
         for f in futures:
-            f.result()
+            if not f.cancelled():
+                f.result()
 
 
 SERIAL = FeatureThreads(1)  # one thread: the work in the caller's, no pool ever started
