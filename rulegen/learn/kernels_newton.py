@@ -120,8 +120,8 @@ def newton_histogram(BT, F, rows, g, h, unit_h, hist):
 @_jit
 def newton_histogram_columns(codes, F, rows, g, h, unit_h, hist):
     """:func:`newton_histogram` from bins stored feature by feature (``codes`` (p, N)
-    contiguous, hist's): one feature at a time, so its slots stay in the nearest cache, over
-    the rows' g and h gathered once. Every bin still adds its rows in row order from 0.0:
+    contiguous, hist's): the rows' g and h gathered once, then
+    :func:`newton_histogram_gathered`. Every bin still adds its rows in row order from 0.0:
     the same sums, bit for bit."""
     n = rows.size
     gr = np.empty(n)
@@ -129,6 +129,15 @@ def newton_histogram_columns(codes, F, rows, g, h, unit_h, hist):
     for t in range(n):
         gr[t] = g[rows[t]]
         hr[t] = h[rows[t]]
+    newton_histogram_gathered(codes, F, rows, gr, hr, unit_h, hist)
+
+
+@_jit
+def newton_histogram_gathered(codes, F, rows, gr, hr, unit_h, hist):
+    """The histograms of :func:`newton_histogram_columns` from the g and h of ``rows``
+    (``gr[t]``, ``hr[t]`` of row ``rows[t]``): one feature at a time, so its slots stay in
+    the nearest cache."""
+    n = rows.size
     for i in range(F.size):
         f = F[i]
         hi = hist[i]

@@ -73,8 +73,12 @@ def histogram(bins, feats, rows, g, h, slots, unit_h, pool=SERIAL):
     q, n = len(feats), len(rows)
     out = np.zeros((q, slots, 3))
     if kernels.enabled():
-        pool.run(lambda a, b: kernels_newton.newton_histogram_columns(
-            bins, feats[a:b], rows, g, h, unit_h, out[a:b]), q, q * n)
+        if len(pool.chunks(q, q * n)) == 1:
+            kernels_newton.newton_histogram_columns(bins, feats, rows, g, h, unit_h, out)
+            return out
+        gr, hr = g[rows], h[rows]  # once, not per thread
+        pool.run(lambda a, b: kernels_newton.newton_histogram_gathered(
+            bins, feats[a:b], rows, gr, hr, unit_h, out[a:b]), q, q * n)
         return out
     gr, hr = g[rows], h[rows]
     step = max(1, _BLOCK // max(n, 1))
