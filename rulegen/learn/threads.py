@@ -56,6 +56,8 @@ class FeatureThreads:
     def chunks(self, q: int, cells: int) -> list[tuple[int, int]]:
         """``range(q)`` features cut into as many consecutive (start, stop) chunks as
         threads are worth it for ``cells`` (rows x features) of work: one when it is small."""
+        if self.n == 1:
+            return [(0, q)]
         k = min(self.n, q, max(1, cells // MIN_CELLS))
         return [(q * i // k, q * (i + 1) // k) for i in range(k)]
 
