@@ -13,6 +13,7 @@ the result.
 from __future__ import annotations
 
 import os
+import threading
 
 from rulegen.learn.base import bad, is_int
 
@@ -32,26 +33,30 @@ def threads(n_jobs) -> int:
     return int(n_jobs) if n_jobs > 0 else max(1, cores + 1 + int(n_jobs))
 
 
+_EXECUTORS = {}  # (process id, threads) -> a pool kept for the process's later fits
+_LOCK = threading.Lock()
+
+
+def _executor(size: int):
+    """A pool of ``size`` threads shared by every fit of this process (as OpenMP keeps its
+    threads): starting and joining threads for every tree cost more than a tree's threaded
+    work saved. Idle, its threads wait and use no CPU. A forked child makes its own."""
+    key = (os.getpid(), size)
+    with _LOCK:
+        if key not in _EXECUTORS:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _EXECUTORS[key] = ThreadPoolExecutor(size, thread_name_prefix="rulegen-features")
+        return _EXECUTORS[key]
+
+
 class FeatureThreads:
     """Up to ``n`` threads for one piece of per-feature work at a time: the caller's thread
-    and a pool of ``n - 1`` (started on first use; :meth:`close` ends them). Use it as a
-    context manager."""
+    and ``n - 1`` of a pool shared by the process (:func:`_executor`). Several fits may share
+    it at once: each caller does its own chunk and any chunk no pool thread has started."""
 
     def __init__(self, n: int):
         self.n = max(1, int(n))
-        self._pool = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
-
-    def close(self):
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
 
     def chunks(self, q: int, cells: int) -> list[tuple[int, int]]:
         """``range(q)`` features cut into as many consecutive (start, stop) chunks as
@@ -70,11 +75,10 @@ class FeatureThreads:
         if len(parts) == 1:
             work(0, q)
             return
-        from concurrent.futures import ThreadPoolExecutor, wait
+        from concurrent.futures import wait
 
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self.n - 1, thread_name_prefix="rulegen-features")
-        futures = [self._pool.submit(work, a, b) for a, b in parts[1:]]
+        pool = _executor(self.n - 1)
+        futures = [pool.submit(work, a, b) for a, b in parts[1:]]
         try:
             work(*parts[0])
             for f, part in zip(futures, parts[1:]):

@@ -137,7 +137,7 @@ class _NewtonBoosting(BoostingEstimator):
         all_feats = np.arange(XT.shape[0])
         limits = GrowthLimits(max_depth=self.max_depth)
         lam, eta = float(self.reg_lambda), float(self.learning_rate)
-        n_threads = threads(self.n_jobs) if kernels.enabled() else 1  # (numpy: one thread)
+        pool = FeatureThreads(threads(self.n_jobs) if kernels.enabled() else 1)  # numpy: one
         last = {}  # approx: the last tree's bins, and the rows and hessians they came from
         # the compiled quantile passes read each feature's values in sorted order
         XS = (sorted_values(XT, order) if self.tree_method == "approx" and kernels.enabled()
@@ -173,12 +173,11 @@ class _NewtonBoosting(BoostingEstimator):
                 search = {"bins": approx_bins(rows, hw)}
             elif fixed is not None:
                 search = {"bins": fixed, "subtract": True, "leaf_depth": self.max_depth}
-            with FeatureThreads(n_threads) as pool:
-                finder = NewtonSplitFinder(XT, gw, hw, reg_lambda=lam,
-                                           min_child_weight=float(self.min_child_weight),
-                                           features_at=features_at,
-                                           categorical=data.categorical, pool=pool, **search)
-                tree = TreeBuilder(finder, finder.summarize, limits).build(finder.root(rows))
+            finder = NewtonSplitFinder(XT, gw, hw, reg_lambda=lam,
+                                       min_child_weight=float(self.min_child_weight),
+                                       features_at=features_at, categorical=data.categorical,
+                                       pool=pool, **search)
+            tree = TreeBuilder(finder, finder.summarize, limits).build(finder.root(rows))
             if self.tree_method != "exact":
                 leaf = _leaves(tree, finder, data.X32, data.features)
             else:
