@@ -85,10 +85,12 @@ class FeatureThreads:
                 if f.cancel():  # not started yet: done here instead
                     work(*part)
         finally:
-            wait(futures)  # all finished before any output array is read or freed
-        for f in futures:
-            if not f.cancelled():
-                f.result()
+            # all finished before any output array is read or freed (a cancelled one never
+            # runs; wait() would wait for a pool thread to take it off the queue)
+            started = [f for f in futures if not f.cancelled()]
+            wait(started)
+        for f in started:
+            f.result()
 
 
 SERIAL = FeatureThreads(1)  # one thread: the work in the caller's, no pool ever started
