@@ -4,6 +4,7 @@ per-feature kernels. The model must be the same, byte for byte, whatever n_jobs 
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 import pytest
@@ -149,6 +150,28 @@ def test_an_error_in_a_thread_is_raised():
 
     with pytest.raises(ValueError, match="chunk 5"):
         threads.FeatureThreads(2).run(work, 10, 10**9)
+
+
+def test_a_chunk_no_thread_starts_is_done_by_the_caller():
+    """A busy machine: the pool's thread never gets to the chunk; the caller does it and
+    returns without waiting for that thread."""
+    gate = threading.Event()
+    busy = threads._executor(1).submit(gate.wait)  # the pool's one thread held
+    done = []
+
+    def work(a, b):
+        done.append((a, b, threading.current_thread().name))
+
+    caller = threading.Thread(target=threads.FeatureThreads(2).run, args=(work, 10, 10**9))
+    try:
+        caller.start()
+        caller.join(10)
+        assert not caller.is_alive()
+        assert sorted(d[:2] for d in done) == [(0, 5), (5, 10)]
+        assert {d[2] for d in done} == {caller.name}
+    finally:
+        gate.set()
+        busy.result()
 
 
 def test_cli_n_jobs(tmp_path, capsys):
