@@ -86,7 +86,10 @@ class FeatureThreads:
                     work(*part)
         finally:
             # all finished before any output array is read or freed (a cancelled one never
-            # runs; wait() would wait for a pool thread to take it off the queue)
+            # runs; wait() would wait for a pool thread to take it off the queue). After an
+            # error here, chunks not started are not started at all.
+            for f in futures:
+                f.cancel()
             started = [f for f in futures if not f.cancelled()]
             wait(started)
         for f in started:
