@@ -6,6 +6,7 @@ on the same splits of the same data: fit time, peak memory, test accuracy or RMS
     python benchmarks/bench_ensembles.py --datasets credit-g --pairs forest,gb
     python benchmarks/bench_ensembles.py --write               # also update docs/BENCHMARKS.md
     python benchmarks/bench_ensembles.py --datasets syn-reg,syn-bin --pairs xgbhist,xgbapprox
+    python benchmarks/bench_ensembles.py --datasets syn-reg --pairs xgbhist --threads 2
 
 The pairs xgbhist and xgbapprox are xgboost_style's histogram modes against XGBoost's own:
 tree_method="hist" against "hist", "approx" against "approx" (approxhist: rulegen's "approx"
@@ -122,7 +123,7 @@ def make(lib, task, cats, p):
         if lib == "sklearn_rf":
             from sklearn import ensemble
             return (ensemble.RandomForestClassifier if clf else ensemble.RandomForestRegressor)(
-                n_jobs=1, **kw), {}
+                n_jobs=p.get("threads", 1), **kw), {}
     elif lib in ("adaboost", "sklearn_ada"):
         kw = {"n_estimators": N_TREES, "random_state": 0}
         if lib == "sklearn_ada":
@@ -140,7 +141,8 @@ def make(lib, task, cats, p):
         if lib == "xgboost":
             import xgboost
             cls = xgboost.XGBClassifier if clf else xgboost.XGBRegressor
-            return cls(n_jobs=1, **{"tree_method": "exact", **kw, **p.get("extra", {})}), {}
+            return cls(n_jobs=p.get("threads", 1),
+                       **{"tree_method": "exact", **kw, **p.get("extra", {})}), {}
     elif lib in ("lightgbm_style", "lightgbm", "sklearn_hgb"):
         # a seed for all three: above 200,000 rows the bins come from a random sample
         kw = {"n_estimators": N_TREES, "learning_rate": 0.1, "num_leaves": 31, "min_child_samples": 20,
@@ -162,6 +164,8 @@ def make(lib, task, cats, p):
 
     cls = CATALOG[lib].estimator_class(task)
     known = cls().get_params()
+    if p.get("threads", 1) != 1:  # --threads: the learners that take n_jobs
+        kw["n_jobs"] = p["threads"]
     est = cls(**{k: v for k, v in {**kw, **p.get("extra", {})}.items() if k in known})
     # categorical columns as categories only where the peer takes them so too (lightgbm,
     # hgb); against the others both sides see the codes as numbers: the same data
@@ -241,7 +245,8 @@ def fit_one(spec, task, cats, X, y, seed):
 
 
 def run(spec, timeout):
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    threads = str(spec.get("threads", 1))
+    env = {**os.environ, "OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": "1"}
     try:
         out = subprocess.run([sys.executable, __file__, "--worker", json.dumps(spec)], env=env,
                              capture_output=True, text=True, timeout=timeout, check=False)
@@ -295,6 +300,11 @@ def main() -> int:
     ap.add_argument("--pairs", default=",".join(PAIRS))
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per fit")
     ap.add_argument("--cpu", action="store_true", help="also CPU seconds per fit")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="threads per fit, both sides (default 1): n_jobs for rulegen's\n"
+                         "learners that take it (forest, xgboost_style), scikit-learn's\n"
+                         "forest and XGBoost; OMP_NUM_THREADS in the worker. The other\n"
+                         "pairs stay on one thread. Compare wall times then")
     ap.add_argument("--write", action="store_true", help="update docs/BENCHMARKS.md")
     args = ap.parse_args()
     if args.worker:
@@ -314,7 +324,8 @@ def main() -> int:
             if pair == "adaboost" and task == "regression":
                 continue
             big = ds in ("diamonds", "flights") or ds in SYNTHETIC
-            spec = {"dataset": ds, "big": big, "arrays": arrays, "splits": 1 if big else SPLITS}
+            spec = {"dataset": ds, "big": big, "arrays": arrays, "splits": 1 if big else SPLITS,
+                    "threads": args.threads}
             a = run({**spec, "lib": ours, "extra": kw_ours}, args.timeout)
             b = run({**spec, "lib": peer, "extra": kw_peer}, args.timeout)
             rows[(ds, pair)] = (a, b)
@@ -322,7 +333,8 @@ def main() -> int:
                   flush=True)
     shutil.rmtree(tmp, ignore_errors=True)
     import sklearn
-    header = (f"Machine: {platform.machine()}, {os.cpu_count()} cores, one thread per fit, Python "
+    per_fit = "one thread" if args.threads == 1 else f"{args.threads} threads (--threads)"
+    header = (f"Machine: {platform.machine()}, {os.cpu_count()} cores, {per_fit} per fit, Python "
               f"{platform.python_version()}, scikit-learn {sklearn.__version__}. {N_TREES} trees "
               "or rounds; forest: sqrt/all features, fully grown (20 trees of depth 12 on diamonds "
               "and flights); "

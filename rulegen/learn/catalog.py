@@ -130,7 +130,9 @@ CATALOG: dict[str, LearnerInfo] = {
          "validation_fraction": "share of rows held out for early stopping",
          "early_stopping_rounds": "stop after this many rounds without a better validation "
                                   "loss, keeping the best (None: no early stopping)",
-         "random_state": "seed for all sampling"}),
+         "random_state": "seed for all sampling",
+         "n_jobs": "threads scanning features (compiled kernels only): None (1), a count, -1 "
+                   "every core (the same model)"}),
     "lightgbm_style": LearnerInfo(
         "lightgbm_style", "histogram (LightGBM-style) boosting: LightGBM's bins, scans and "
         "trees (bit for bit on numeric data), leaf-wise growth, histogram subtraction, "

@@ -120,8 +120,8 @@ def newton_histogram(BT, F, rows, g, h, unit_h, hist):
 @_jit
 def newton_histogram_columns(codes, F, rows, g, h, unit_h, hist):
     """:func:`newton_histogram` from bins stored feature by feature (``codes`` (p, N)
-    contiguous, hist's): one feature at a time, so its slots stay in the nearest cache, over
-    the rows' g and h gathered once. Every bin still adds its rows in row order from 0.0:
+    contiguous, hist's): the rows' g and h gathered once, then
+    :func:`newton_histogram_gathered`. Every bin still adds its rows in row order from 0.0:
     the same sums, bit for bit."""
     n = rows.size
     gr = np.empty(n)
@@ -129,6 +129,15 @@ def newton_histogram_columns(codes, F, rows, g, h, unit_h, hist):
     for t in range(n):
         gr[t] = g[rows[t]]
         hr[t] = h[rows[t]]
+    newton_histogram_gathered(codes, F, rows, gr, hr, unit_h, hist)
+
+
+@_jit
+def newton_histogram_gathered(codes, F, rows, gr, hr, unit_h, hist):
+    """The histograms of :func:`newton_histogram_columns` from the g and h of ``rows``
+    (``gr[t]``, ``hr[t]`` of row ``rows[t]``): one feature at a time, so its slots stay in
+    the nearest cache."""
+    n = rows.size
     for i in range(F.size):
         f = F[i]
         hi = hist[i]
@@ -145,18 +154,62 @@ def newton_histogram_columns(codes, F, rows, g, h, unit_h, hist):
 @_jit
 def newton_scan(hist, G, H, lam, mcw, step):
     """The best split of a node from its histogram ``hist`` (q, slots, 3), one row per
-    candidate feature: the features in blocks of ``step`` as numpy takes them (a later
-    block wins only when strictly better), each block as ``_scan_binned``: "bins <= k
-    left" with missing right, then with missing left, then missing alone. Returns (gain,
-    feature row or -1, k, how, missing rows of that feature): how 0 missing right, 1
-    missing left, 2 missing alone."""
+    candidate feature: :func:`newton_scan_features` of every feature, then
+    :func:`newton_scan_choice`. Returns (gain, feature row or -1, k, how, missing rows of
+    that feature): how 0 missing right, 1 missing left, 2 missing alone."""
+    q = hist.shape[0]
+    kv, kk, av = np.empty((2, q)), np.empty((2, q), dtype=np.intp), np.empty(q)
+    newton_scan_features(hist, G, H, lam, mcw, kv, kk, av)
+    return newton_scan_choice(hist, kv, kk, av, step)
+
+
+@_jit
+def newton_scan_features(hist, G, H, lam, mcw, kv, kk, av):
+    """Each feature's own best of a node's histogram ``hist`` (q, slots, 3), as
+    ``_scan_binned`` scores them: ``kv[ml, i]``, ``kk[ml, i]`` the best gain and bin of "bins
+    <= k left" with missing right (ml 0) and left (ml 1), ``av[i]`` missing alone. One
+    feature's numbers depend on its row of ``hist`` only (rows may be done apart)."""
     q, slots = hist.shape[0], hist.shape[1]
     m = slots - 1
-    nn = np.zeros(q)
-    for i in range(q):
-        for k in range(m):
-            nn[i] += hist[i, k, 2]
     base = _newton_score(G, H, lam)
+    for i in range(q):
+        hb = hist[i]
+        nn = 0.0
+        for k in range(m):
+            nn += hb[k, 2]
+        Gm, Hm, nm = hb[m, 0], hb[m, 1], hb[m, 2]
+        for ml in range(2):
+            bv, bk = -np.inf, 0
+            cg = ch = cc = 0.0
+            # missing left without missing rows: every k is -inf (k = 0 kept), no scan
+            for k in range(m if ml == 0 or nm > 0 else 0):
+                if k == 0:
+                    cg, ch, cc = hb[0, 0], hb[0, 1], hb[0, 2]
+                else:
+                    cg, ch, cc = cg + hb[k, 0], ch + hb[k, 1], cc + hb[k, 2]
+                GL = cg + (Gm if ml else 0.0)
+                HL = ch + (Hm if ml else 0.0)
+                v = -np.inf
+                if (hb[k, 2] > 0 and cc < nn and HL >= mcw and H - HL >= mcw
+                        and (ml == 0 or nm > 0)):
+                    v = _newton_score(GL, HL, lam) + _newton_score(G - GL, H - HL, lam) - base
+                if k == 0 or _beats(v, bv):
+                    bv, bk = v, k
+            kv[ml, i], kk[ml, i] = bv, bk
+        # missingness alone: every present row on one side, the missing rows on the other
+        v = -np.inf
+        if nm > 0 and nn > 0 and Hm >= mcw and H - Hm >= mcw:
+            v = _newton_score(Gm, Hm, lam) + _newton_score(G - Gm, H - Hm, lam) - base
+        av[i] = v
+
+
+@_jit
+def newton_scan_choice(hist, kv, kk, av, step):
+    """:func:`newton_scan`'s choice between the features' own bests, in feature order: in
+    blocks of ``step`` as numpy takes them (a later block wins only when strictly better),
+    each block as ``_scan_binned`` (missing right, then missing left, then missing alone;
+    first maximum within each)."""
+    q, m = hist.shape[0], hist.shape[1] - 1
     best_v, best_i, best_k, best_how = -np.inf, -1, 0, 0
     for start in range(0, q, step):
         stop = min(start + step, q)
@@ -164,40 +217,16 @@ def newton_scan(hist, G, H, lam, mcw, step):
         for ml in range(2):
             fv, fi, fk = -np.inf, -1, 0
             for i in range(start, stop):
-                hb = hist[i]
-                Gm, Hm, nm = hb[m, 0], hb[m, 1], hb[m, 2]
-                kv, kk = -np.inf, 0
-                cg = ch = cc = 0.0
-                # missing left without missing rows: every k is -inf (k = 0 kept), no scan
-                for k in range(m if ml == 0 or nm > 0 else 0):
-                    if k == 0:
-                        cg, ch, cc = hb[0, 0], hb[0, 1], hb[0, 2]
-                    else:
-                        cg, ch, cc = cg + hb[k, 0], ch + hb[k, 1], cc + hb[k, 2]
-                    GL = cg + (Gm if ml else 0.0)
-                    HL = ch + (Hm if ml else 0.0)
-                    v = -np.inf
-                    if (hb[k, 2] > 0 and cc < nn[i] and HL >= mcw and H - HL >= mcw
-                            and (ml == 0 or nm > 0)):
-                        v = (_newton_score(GL, HL, lam) + _newton_score(G - GL, H - HL, lam)
-                             - base)
-                    if k == 0 or _beats(v, kv):
-                        kv, kk = v, k
-                if i == start or _beats(kv, fv):
-                    fv, fi, fk = kv, i, kk
+                if i == start or _beats(kv[ml, i], fv):
+                    fv, fi, fk = kv[ml, i], i, kk[ml, i]
             if fv > blk_v:
                 blk_v, blk_i, blk_k, blk_how = fv, fi, fk, ml
-        # missingness alone: every present row on one side, the missing rows on the other
-        av, ai = -np.inf, -1
+        a_v, a_i = -np.inf, -1
         for i in range(start, stop):
-            Gm, Hm, nm = hist[i, m, 0], hist[i, m, 1], hist[i, m, 2]
-            v = -np.inf
-            if nm > 0 and nn[i] > 0 and Hm >= mcw and H - Hm >= mcw:
-                v = _newton_score(Gm, Hm, lam) + _newton_score(G - Gm, H - Hm, lam) - base
-            if i == start or _beats(v, av):
-                av, ai = v, i
-        if av > blk_v:
-            blk_v, blk_i, blk_k, blk_how = av, ai, 0, 2
+            if i == start or _beats(av[i], a_v):
+                a_v, a_i = av[i], i
+        if a_v > blk_v:
+            blk_v, blk_i, blk_k, blk_how = a_v, a_i, 0, 2
         if blk_i >= 0 and (best_i < 0 or blk_v > best_v):
             best_v, best_i, best_k, best_how = blk_v, blk_i, blk_k, blk_how
     nm = hist[best_i, m, 2] if best_i >= 0 else 0.0

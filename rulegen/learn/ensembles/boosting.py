@@ -273,7 +273,7 @@ class BoostingEstimator(Estimator):
                        tol=settings["tol"], keep_best=settings["keep_best"], progress=progress,
                        stop_when_constant=settings.get("stop_when_constant", False))
         self.model_ = make_model(names, cat_labels, target, result.trees, self._algorithm,
-                                 self.get_params(), n, link=loss.link,
+                                 self._model_params(), n, link=loss.link,
                                  base_score=tuple(float(b) for b in result.base_score))
         self._set_fitted(fitted, names)
         self.loss_ = loss  # as left by the last round (Huber: its last delta)
@@ -283,13 +283,17 @@ class BoostingEstimator(Estimator):
         self.best_iteration_ = result.best_round
         return self
 
+    def _model_params(self):
+        """The parameters the model records: n_jobs decides the time only, not the model."""
+        return {k: v for k, v in self.get_params().items() if k != "n_jobs"}
+
     def _fit_constant(self, names, cat_labels, target, fitted, w, n):
         """One class in y: one leaf that gives it probability 1 (as CART, C4.5 and the forest
         do), no boosting rounds."""
         total = float(w.sum())
         leaf = Leaf((1.0,), samples=total, distribution=(total,), impurity=0.0)
         self.model_ = make_model(names, cat_labels, target, Tree((leaf,)), self._algorithm,
-                                 self.get_params(), n)
+                                 self._model_params(), n)
         self._set_fitted(fitted, names)
         self.loss_ = None
         self.n_estimators_ = 0

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import gc
 import math
-import os
 from itertools import repeat
 import warnings
 from contextlib import contextmanager
@@ -63,6 +62,7 @@ from rulegen.learn.splits.criteria import (
 )
 from rulegen.learn.importance import impurity_importances, r2
 from rulegen.learn.ensembles.oblique import ObliqueSplitFinder, input_scale
+from rulegen.learn.threads import threads as _threads
 
 # --- parameters shared with AdaBoost ---------------------------------------------------
 
@@ -412,16 +412,6 @@ def _collector_paused():
     finally:
         if was:
             gc.enable()
-
-
-def _threads(n_jobs) -> int:
-    """scikit-learn's n_jobs: None is 1, -1 every core, -2 all but one, and so on."""
-    if n_jobs is None:
-        return 1
-    if not is_int(n_jobs) or n_jobs == 0:
-        bad("n_jobs", n_jobs, "None, a positive number of threads or -1 (every core)")
-    cores = os.cpu_count() or 1
-    return int(n_jobs) if n_jobs > 0 else max(1, cores + 1 + int(n_jobs))
 
 
 class _Serial:

@@ -59,6 +59,7 @@ from rulegen.learn.splits.builder import (
     presorted_subset,
     split_presorted,
 )
+from rulegen.learn.threads import SERIAL
 
 MIN_BRACKET = 1e-6  # XGBoost's kRtEps: smaller improvements are not splits
 _BLOCK = 1 << 18  # elements per (features x rows) work array: ~10 float64 ones live at once
@@ -175,10 +176,11 @@ class NewtonSplitFinder:
     """
 
     def __init__(self, XT, g, h, *, reg_lambda, min_child_weight, features_at, order=None,
-                 bins=None, categorical=None, subtract=False, leaf_depth=None):
+                 bins=None, categorical=None, subtract=False, leaf_depth=None, pool=SERIAL):
         self.XT, self.order, self.g, self.h = XT, order, g, h
         self.lam, self.mcw = float(reg_lambda), float(min_child_weight)
         self.features_at = features_at
+        self.pool = pool  # threads for the compiled per-feature kernels (n_jobs)
         self.bins, self.cuts, max_bin = bins if bins is not None else (None, None, 0)
         self.slots = max_bin + 1  # histogram slots per feature; the last one is "missing"
         self.categorical = dict(categorical or {})
@@ -317,8 +319,11 @@ class NewtonSplitFinder:
         q = len(F)
         val, pos = np.empty(q), np.empty(q, dtype=np.intp)
         how, nn = np.empty(q, dtype=np.intp), np.empty(q, dtype=np.intp)
-        kernels.newton_numeric(S, F, self.XT, self.g, self.h, float(G), float(H), self.lam,
-                               self.mcw, val, pos, how, nn)
+        G, H = float(G), float(H)
+        # per feature independent: chunks of features on the pool's threads
+        self.pool.run(lambda a, b: kernels.newton_numeric(
+            S, F[a:b], self.XT, self.g, self.h, G, H, self.lam, self.mcw, val[a:b], pos[a:b],
+            how[a:b], nn[a:b]), q, q * S.shape[1])
         return self._choose(S, F, val, pos, how, nn)
 
     def _choose(self, S, F, val, pos, how, nn):
@@ -387,10 +392,18 @@ class NewtonSplitFinder:
         (:mod:`rulegen.learn.compiled.kernels_newton`): the same split, bit for bit."""
         if self.unit_h is None:  # squared error, unit weights: the hessian sums are counts
             self.unit_h = bool(np.all(self.h == 1.0))
-        found = kernels_newton.newton_binned(
-            self.bins.T, F, rows, self.g, self.h, self.unit_h, float(G), float(H), self.lam,
-            self.mcw, self.slots, step)
-        return self._binned_choice(F, *found)
+        q, BT = len(F), self.bins.T
+        if len(self.pool.chunks(q, q * len(rows))) == 1:
+            found = kernels_newton.newton_binned(
+                BT, F, rows, self.g, self.h, self.unit_h, float(G), float(H), self.lam,
+                self.mcw, self.slots, step)
+            return self._binned_choice(F, *found)
+        # newton_binned's two steps, the histogram's features in chunks on the pool's threads
+        hist = np.zeros((q, self.slots, 3))
+        self.pool.run(lambda a, b: kernels_newton.newton_histogram(
+            BT, F[a:b], rows, self.g, self.h, self.unit_h, hist[a:b]), q, q * len(rows))
+        return self._binned_choice(F, *newton_hist.scan(hist, G, H, self.lam, self.mcw, step,
+                                                        self.pool))
 
     def _binned_choice(self, F, val, i, k, how, nm):
         """The compiled search's answer (``newton_scan``'s) as a split."""
@@ -410,7 +423,8 @@ class NewtonSplitFinder:
             if self.unit_h is None:
                 self.unit_h = bool(np.all(self.h == 1.0))
             box[2] = box[0].take(box[1], lambda rows: newton_hist.histogram(
-                self.bins, self.hist_feats, rows, self.g, self.h, self.slots, self.unit_h))
+                self.bins, self.hist_feats, rows, self.g, self.h, self.slots, self.unit_h,
+                self.pool))
             box[0] = None
         return box[2]
 
@@ -419,8 +433,8 @@ class NewtonSplitFinder:
         features as :meth:`find_split` takes them (compiled: ``newton_scan``)."""
         sub = hist if len(F) == len(hist) else hist[self.hist_row[F]]  # (all: no copy)
         if kernels.enabled():
-            return self._binned_choice(F, *kernels_newton.newton_scan(
-                sub, float(G), float(H), self.lam, self.mcw, step))
+            return self._binned_choice(F, *newton_hist.scan(sub, G, H, self.lam, self.mcw,
+                                                            step, self.pool))
         best = None
         for a in range(0, len(F), step):
             b = sub[a:a + step]
@@ -487,6 +501,21 @@ class NewtonSplitFinder:
             left = np.where(nan, missing_left, xv <= t if op == "<=" else xv < t)
         return rows[left], rows[~left], bool(nan.any())
 
+    def _split_sorted(self, S, rows_l, n_right):
+        """``split_presorted``; compiled with threads, a chunk of features on each."""
+        p, n = S.shape
+        if not kernels.enabled() or len(self.pool.chunks(p, p * n)) == 1:
+            return split_presorted(S, self._mask, rows_l, n_right, kernels.enabled())
+        S_l = np.empty((p, len(rows_l)), dtype=S.dtype)
+        S_r = np.empty((p, n_right), dtype=S.dtype)
+        self._mask[rows_l] = True
+        try:
+            self.pool.run(lambda a, b: kernels.split_sorted(S[a:b], self._mask, S_l[a:b],
+                                                            S_r[a:b]), p, p * n)
+        finally:
+            self._mask[rows_l] = False
+        return S_l, S_r
+
     def _partition(self, node, best) -> Partition:
         bracket, f, how, missing_left, *_ = best
         unseen = None
@@ -502,7 +531,7 @@ class NewtonSplitFinder:
                 for child, left in zip(children, (True, False)):
                     child.state += ([family, left, None],)
         else:
-            S_l, S_r = split_presorted(S, self._mask, rows_l, len(rows_r), kernels.enabled())
+            S_l, S_r = self._split_sorted(S, rows_l, len(rows_r))
             children = [self._node(rows_l, S_l), self._node(rows_r, S_r)]
         bigger_left = children[0].state[2] >= children[1].state[2]  # the hessian sums
         if not has_nan:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from rulegen.learn.compiled import kernels, kernels_newton
+from rulegen.learn.threads import SERIAL
 
 _BLOCK = 1 << 18  # elements per (features x rows) work array of the numpy path
 
@@ -63,14 +64,21 @@ def fixed_bins(XT, w, max_bin: int, presort):
     return by_feature, cuts, max_bin
 
 
-def histogram(bins, feats, rows, g, h, slots, unit_h):
+def histogram(bins, feats, rows, g, h, slots, unit_h, pool=SERIAL):
     """(len(feats), slots, 3): the g, h and row count of every bin of each of ``feats``
     over ``rows`` (slot ``slots-1``: missing values), each bin summed in row order from
-    0.0. ``unit_h``: every h is 1.0 (the compiled path then copies the counts)."""
+    0.0. ``unit_h``: every h is 1.0 (the compiled path then copies the counts). Compiled,
+    chunks of features go to ``pool``'s threads (:class:`~rulegen.learn.threads.FeatureThreads`):
+    each feature's bins are summed as by one thread."""
     q, n = len(feats), len(rows)
     out = np.zeros((q, slots, 3))
     if kernels.enabled():
-        kernels_newton.newton_histogram_columns(bins, feats, rows, g, h, unit_h, out)
+        if len(pool.chunks(q, q * n)) == 1:
+            kernels_newton.newton_histogram_columns(bins, feats, rows, g, h, unit_h, out)
+            return out
+        gr, hr = g[rows], h[rows]  # once, not per thread
+        pool.run(lambda a, b: kernels_newton.newton_histogram_gathered(
+            bins, feats[a:b], rows, gr, hr, unit_h, out[a:b]), q, q * n)
         return out
     gr, hr = g[rows], h[rows]
     step = max(1, _BLOCK // max(n, 1))
@@ -83,6 +91,20 @@ def histogram(bins, feats, rows, g, h, slots, unit_h):
                                                   minlength=size).reshape(len(F), slots)
         out[a:a + len(F), :, 2] = np.bincount(idx, minlength=size).reshape(len(F), slots)
     return out
+
+
+def scan(hist, G, H, lam, mcw, step, pool=SERIAL):
+    """The compiled ``newton_scan`` of a node's histogram ``hist`` (q, slots, 3). With
+    threads, each feature's own best on ``pool``'s threads (a chunk of features each), then
+    the choice between them in feature order: the same answer."""
+    q, G, H = len(hist), float(G), float(H)
+    cells = q * hist.shape[1] * 4  # a scanned slot costs about four added to a histogram
+    if len(pool.chunks(q, cells)) == 1:
+        return kernels_newton.newton_scan(hist, G, H, lam, mcw, step)
+    kv, kk, av = np.empty((2, q)), np.empty((2, q), dtype=np.intp), np.empty(q)
+    pool.run(lambda a, b: kernels_newton.newton_scan_features(
+        hist[a:b], G, H, lam, mcw, kv[:, a:b], kk[:, a:b], av[a:b]), q, cells)
+    return kernels_newton.newton_scan_choice(hist, kv, kk, av, step)
 
 
 class Siblings:

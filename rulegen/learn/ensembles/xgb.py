@@ -50,11 +50,12 @@ from rulegen.learn.ensembles.newton import NewtonSplitFinder, quantile_bins, sor
 from rulegen.learn.ensembles.newton_hist import fixed_bins
 from rulegen.learn.ensembles.newton_prune import finish_tree
 from rulegen.learn.sklearn_api import deprecated_names
+from rulegen.learn.threads import FeatureThreads, threads
 
 _PARAMS = ("n_estimators", "learning_rate", "max_depth", "reg_lambda", "gamma",
            "min_child_weight", "subsample", "colsample_bytree", "colsample_bylevel",
            "tree_method", "max_bin", "base_score", "validation_fraction",
-           "early_stopping_rounds", "random_state")
+           "early_stopping_rounds", "random_state", "n_jobs")
 
 
 def _leaves(tree, finder, X32, features):
@@ -85,7 +86,8 @@ class _NewtonBoosting(BoostingEstimator):
     def __init__(self, n_estimators=100, learning_rate=0.3, max_depth=6, reg_lambda=1.0,
                  gamma=0.0, min_child_weight=1.0, subsample=1.0, colsample_bytree=1.0,
                  colsample_bylevel=1.0, tree_method="exact", max_bin=256, base_score=None,
-                 validation_fraction=0.1, early_stopping_rounds=None, random_state=None):
+                 validation_fraction=0.1, early_stopping_rounds=None, random_state=None,
+                 n_jobs=None):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
@@ -101,6 +103,7 @@ class _NewtonBoosting(BoostingEstimator):
         self.validation_fraction = validation_fraction
         self.early_stopping_rounds = early_stopping_rounds
         self.random_state = random_state
+        self.n_jobs = n_jobs
 
     def _settings(self, n, p):
         for name in ("learning_rate", "reg_lambda", "gamma", "min_child_weight"):
@@ -113,6 +116,7 @@ class _NewtonBoosting(BoostingEstimator):
             bad("tree_method", self.tree_method, "'exact', 'approx' or 'hist'")
         check_count("max_bin", self.max_bin, low=2)
         check_seed(self.random_state)
+        threads(self.n_jobs)
         vf = check_open_fraction(self.validation_fraction, "validation_fraction")
         bs = self.base_score
         if bs is not None and not (is_real(bs) and math.isfinite(bs)):
@@ -134,6 +138,7 @@ class _NewtonBoosting(BoostingEstimator):
         all_feats = np.arange(XT.shape[0])
         limits = GrowthLimits(max_depth=self.max_depth)
         lam, eta = float(self.reg_lambda), float(self.learning_rate)
+        pool = FeatureThreads(threads(self.n_jobs) if kernels.enabled() else 1)  # numpy: one
         last = {}  # approx: the last tree's bins, and the rows and hessians they came from
         # the compiled quantile passes read each feature's values in sorted order
         XS = (sorted_values(XT, order) if self.tree_method == "approx" and kernels.enabled()
@@ -172,7 +177,7 @@ class _NewtonBoosting(BoostingEstimator):
             finder = NewtonSplitFinder(XT, gw, hw, reg_lambda=lam,
                                        min_child_weight=float(self.min_child_weight),
                                        features_at=features_at, categorical=data.categorical,
-                                       **search)
+                                       pool=pool, **search)
             tree = TreeBuilder(finder, finder.summarize, limits).build(finder.root(rows))
             if self.tree_method != "exact":
                 leaf = _leaves(tree, finder, data.X32, data.features)
