@@ -369,10 +369,23 @@ def search(hist, off, n_bins, num, cat, usable, G, H, C, est, ratio, kind, lam, 
     first greatest, as np.argmax) and the categorical candidates, ties to the lowest
     feature index; ``best_f`` -1 where none gains more than 0. ``gains`` (nodes, features)
     -inf-filled in; ``best_sums`` (nodes, 3): a numeric winner's left g, h, count."""
-    S = hist.shape[1]
     pos = np.zeros(gains.shape, dtype=np.intp)
     left = np.zeros(gains.shape, dtype=np.bool_)
     sums = np.zeros((3,) + gains.shape)
+    search_into(hist, off, n_bins, num, cat, usable, G, H, C, est, ratio, kind, lam, min_count,
+                mcw, min_split_gain, cat_smooth, cat_l2, max_cat_threshold, mdpg, max_onehot,
+                gains, best_f, best_gain, best_pos, best_left, best_sums, sets, sizes, pos, left,
+                sums)
+
+
+@_jit
+def search_into(hist, off, n_bins, num, cat, usable, G, H, C, est, ratio, kind, lam, min_count,
+                mcw, min_split_gain, cat_smooth, cat_l2, max_cat_threshold, mdpg, max_onehot,
+                gains, best_f, best_gain, best_pos, best_left, best_sums, sets, sizes, pos, left,
+                sums):
+    """:func:`search` with its scans' work arrays given (``pos``, ``left`` like ``gains``,
+    ``sums`` (3,) + its shape): a caller searching node after node allocates them once."""
+    S = hist.shape[1]
     scan_numeric(hist, off, n_bins, num, usable, G, H, C, est, ratio, kind, lam, min_count,
                  mcw, min_split_gain, gains, pos, left, sums)
     scan_categorical(hist, off, n_bins, cat, usable, G, H, C, est, ratio, lam, min_count,

@@ -58,8 +58,24 @@ class _Weighted:
     def begin_round(self, Y, F, w):
         self.w32 = None if np.all(w == 1.0) else _f32(w)
 
+    def value(self, Y, F, w) -> float:
+        """:meth:`Loss.value` (``np.average`` of the per-row loss) to the bit, with one
+        output computed on its column: the (n, 1) arrays' row sums and ``np.average``'s
+        checks cost more than the loss (every round computes it for ``train_score_``)."""
+        if F.shape[1] != 1:
+            return super().value(Y, F, w)
+        a = self.pointwise_one(Y[:, 0], F[:, 0])
+        total = w.sum()
+        if total == 0.0:
+            return super().value(Y, F, w)  # (numpy's error)
+        return float(np.multiply(a, w).sum() / total)
+
 
 class LgbSquaredError(_Weighted, SquaredError):
+    @staticmethod
+    def pointwise_one(y, f):  # SquaredError.pointwise of one output
+        return 0.5 * ((y - f) ** 2)
+
     def gradient_hessian(self, Y, F):
         y = _f32(Y)
         if self.w32 is None:
@@ -86,6 +102,10 @@ class LgbSquaredError(_Weighted, SquaredError):
 
 
 class LgbBinaryLogLoss(_Weighted, BinaryLogLoss):
+    @staticmethod
+    def pointwise_one(y, f):  # BinaryLogLoss.pointwise of one output
+        return np.logaddexp(0.0, f) - y * f
+
     def gradient_hessian(self, Y, F):
         label = np.where(Y > 0.5, 1.0, -1.0)
         with np.errstate(over="ignore"):
