@@ -52,12 +52,14 @@ def _lgb_histogram(codes, feats, off, rows, ident, g, h, use_hc, h_const, out, s
     its rows' g, h and 1 in row order from 0.0 (:func:`kernels.build_histograms`'s sums,
     and with ``use_hc`` the hessian row ``count * h_const`` as ``family_histograms``'s).
     The rows' g and h are gathered once into ``gg``, ``hh`` (LightGBM's ordered gradients;
-    with ``ident`` the rows are 0..n-1: read in place) and a bin's three sums sit side by
-    side in ``acc`` (size, 3). With ``known``, ``counts`` (size,) are the rows' counts
+    with ``ident`` the rows are 0..n-1: their codes read in place) and a bin's three sums
+    sit side by side in ``acc`` (size, 3). With ``known``, ``counts`` (size,) are the rows' counts
     already (the root's, every round the same), else they are counted."""
     m = rows.size
-    if ident:
-        gg, hh = g, h
+    if ident:  # (a class's g and h are columns: strided, read once)
+        gg[:m] = g
+        if not use_hc:
+            hh[:m] = h
     else:
         for k in range(m):
             gg[k] = g[rows[k]]
