@@ -100,7 +100,10 @@ class _LightGBMStyle(BoostingEstimator):
         super().fit(X, y, sample_weight=sample_weight, feature_names=feature_names,
                     categorical_features=categorical_features, categories=categories,
                     progress=progress)
-        self.train_raw_ = self._raw if self.early_stopping_rounds is None else None
+        # boost()'s own scores, which it updates in place tree by tree with each tree's
+        # ``out``: the booster's, as the bins divided the rows
+        raw = self._raw
+        self.train_raw_ = None if self.early_stopping_rounds is not None or raw is None else raw.copy()
         del self._raw
         return self
 
@@ -169,10 +172,7 @@ class _LightGBMStyle(BoostingEstimator):
                 tree = TreeBuilder(finder, finder.summarize, limits).build(finder.root(rows))
                 out = finder.leaf_values(tree, n)
                 finder.release()
-            if self._raw is None:  # the round-0 scores are the base score
-                self._raw = stage.raw.copy()
-            k = stage.output
-            self._raw[:, k] = self._raw[:, k] + out  # boost()'s own update (tree weight 1)
+            self._raw = stage.raw  # (read after boost() ends: a copy per tree costs a pass)
             return tree, out
 
         return fit_tree

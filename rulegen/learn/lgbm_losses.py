@@ -133,19 +133,27 @@ class LgbSoftmaxLoss(_Weighted, SoftmaxLoss):
 
     @staticmethod
     def probabilities(F):
-        e = np.exp(F - F.max(axis=1, keepdims=True))
+        # (in place where numpy would make a new (n, K) array: with many classes each one
+        # costs as much as the arithmetic, in fresh pages)
+        e = F - F.max(axis=1, keepdims=True)
+        np.exp(e, out=e)
         total = e[:, 0].copy()
         for k in range(1, e.shape[1]):  # the classes in order, as LightGBM's loop
             total += e[:, k]
-        return e / total[:, None]
+        e /= total[:, None]
+        return e
 
     def gradient_hessian(self, Y, F):
         p = self.probabilities(F)
-        g = np.where(Y > 0.5, p - 1.0, p)
-        h = self.hessian_scale * p * (1.0 - p)
+        g = p - Y  # (Y is 0 or 1: LightGBM's p - 1 or p, to the bit)
+        h = self.hessian_scale * p
+        h *= np.subtract(1.0, p, out=p)  # scale p (1 - p)
         if self.w32 is not None:
-            g, h = g * self.w32[:, None], h * self.w32[:, None]
-        return _f32(g), _f32(h)
+            g *= self.w32[:, None]
+            h *= self.w32[:, None]
+        g[...] = g.astype(np.float32)  # rounded to float32 as LightGBM keeps them
+        h[...] = h.astype(np.float32)
+        return g, h
 
     def init_score(self, Y, w):
         if np.all(w == 1.0):
