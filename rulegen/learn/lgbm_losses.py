@@ -127,15 +127,51 @@ class LgbBinaryLogLoss(_Weighted, BinaryLogLoss):
         return np.array([_start(math.log(p / (1.0 - p)))])
 
 
+FEW = 8  # numpy adds a row of fewer values than this in order (its pairwise sum's base case)
+
+
+def _row_max(F):
+    """``F.max(axis=1)``, column by column for few classes, where numpy's reduction along
+    short rows costs more than the arithmetic. The maxima are the same (raw scores are
+    never NaN); of a +0 and a -0 either may come back, which no use here can tell apart:
+    ``x - max`` is x but for x = +-0, where exp(+-0) is 1 either way."""
+    if F.shape[1] >= FEW:
+        return F.max(axis=1)
+    m = F[:, 0]
+    for k in range(1, F.shape[1]):
+        m = np.maximum(m, F[:, k])
+    return m
+
+
+def _row_sum(A):
+    """``A.sum(axis=1)`` for fewer than FEW columns: their values added in order, as numpy
+    does (and the same bits)."""
+    s = A[:, 0].copy()
+    for k in range(1, A.shape[1]):
+        s += A[:, k]
+    return s
+
+
 class LgbSoftmaxLoss(_Weighted, SoftmaxLoss):
     def __init__(self, n_classes: int):
         super().__init__(n_classes, n_classes / (n_classes - 1.0))
+
+    def value(self, Y, F, w) -> float:
+        """:meth:`SoftmaxLoss.pointwise` averaged as :meth:`Loss.value`, to the bit; with few
+        classes by columns (every round computes it for ``train_score_``)."""
+        total = w.sum()
+        if F.shape[1] >= FEW or total == 0.0:
+            return super().value(Y, F, w)
+        m = _row_max(F)
+        lse = m + np.log(_row_sum(np.exp(F - m[:, None])))
+        a = lse - _row_sum(Y * F)
+        return float(np.multiply(a, w).sum() / total)
 
     @staticmethod
     def probabilities(F):
         # (in place where numpy would make a new (n, K) array: with many classes each one
         # costs as much as the arithmetic, in fresh pages)
-        e = F - F.max(axis=1, keepdims=True)
+        e = F - _row_max(F)[:, None]
         np.exp(e, out=e)
         total = e[:, 0].copy()
         for k in range(1, e.shape[1]):  # the classes in order, as LightGBM's loop
