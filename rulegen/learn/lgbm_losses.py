@@ -155,6 +155,7 @@ def _row_sum(A):
 class LgbSoftmaxLoss(_Weighted, SoftmaxLoss):
     def __init__(self, n_classes: int):
         super().__init__(n_classes, n_classes / (n_classes - 1.0))
+        self._y = None  # (Y, Y in Fortran order)
 
     def value(self, Y, F, w) -> float:
         """:meth:`SoftmaxLoss.pointwise` averaged as :meth:`Loss.value`, to the bit; with few
@@ -169,9 +170,12 @@ class LgbSoftmaxLoss(_Weighted, SoftmaxLoss):
 
     @staticmethod
     def probabilities(F):
-        # (in place where numpy would make a new (n, K) array: with many classes each one
-        # costs as much as the arithmetic, in fresh pages)
-        e = F - _row_max(F)[:, None]
+        """LightGBM's softmax of every row, in Fortran order (class by class in memory, as
+        LightGBM keeps its gradients): a tree reads its class's column, which in a row-major
+        array would take a cache line per row with many classes. Steps after the first work
+        in place: with many classes each (n, K) array costs as much as its arithmetic."""
+        e = np.empty(F.shape, order="F")
+        np.subtract(F, _row_max(F)[:, None], out=e)
         np.exp(e, out=e)
         total = e[:, 0].copy()
         for k in range(1, e.shape[1]):  # the classes in order, as LightGBM's loop
@@ -181,7 +185,9 @@ class LgbSoftmaxLoss(_Weighted, SoftmaxLoss):
 
     def gradient_hessian(self, Y, F):
         p = self.probabilities(F)
-        g = p - Y  # (Y is 0 or 1: LightGBM's p - 1 or p, to the bit)
+        if self._y is None or self._y[0] is not Y:  # (the fit's targets: the same array)
+            self._y = (Y, np.asfortranarray(Y))
+        g = p - self._y[1]  # (Y is 0 or 1: LightGBM's p - 1 or p, to the bit)
         h = self.hessian_scale * p
         h *= np.subtract(1.0, p, out=p)  # scale p (1 - p)
         if self.w32 is not None:
