@@ -140,3 +140,37 @@ def test_histograms_past_the_pool_limit_go_through_the_finder(monkeypatch):
     slow = LightGBMStyleClassifier(n_estimators=4).fit(X, y, categorical_features=[7])
     assert len(grown) == 4
     assert serialize.dumps(fast.model_) == serialize.dumps(slow.model_)
+
+
+@pytest.mark.parametrize("K", [3, 9])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_softmax_gradients_compiled_are_the_formulas(K, weighted, monkeypatch):
+    """The softmax gradients (lgbm_losses, compiled by lgbm_kernels.softmax_gradients or in
+    numpy) are LightGBM's formulas as written out plainly, to the bit: p from the exps added
+    class by class, g = p - 1 or p, h = K/(K-1) p (1 - p), weighted, rounded to float32."""
+    from rulegen.learn import lgbm_losses
+
+    rng = np.random.default_rng(K)
+    n = 500
+    F = rng.normal(size=(n, K)) * 4
+    F[::7, 1] = 60.0  # probabilities of exactly 1 and 0
+    F[::11] = 0.0
+    Y = (rng.integers(0, K, n)[:, None] == np.arange(K)).astype(float)
+    w = rng.uniform(0.1, 3.0, n) if weighted else np.ones(n)
+    e = np.exp(F - F.max(axis=1, keepdims=True))
+    total = e[:, 0].copy()
+    for k in range(1, K):
+        total += e[:, k]
+    p = e / total[:, None]
+    g, h = np.where(Y > 0.5, p - 1.0, p), K / (K - 1.0) * p * (1.0 - p)
+    if weighted:
+        w32 = w.astype(np.float32).astype(np.float64)[:, None]
+        g, h = g * w32, h * w32
+    want = [a.astype(np.float32).astype(np.float64) for a in (g, h)]
+    for compiled in (True, False):
+        monkeypatch.setattr(lgbm_losses.kernels, "enabled", lambda c=compiled: c)
+        loss = lgbm_losses.LgbSoftmaxLoss(K)
+        loss.begin_round(Y, F, w)
+        got = loss.gradient_hessian(Y, F)
+        for a, b in zip(got, want):
+            assert np.array_equal(bits(a), bits(b)), compiled

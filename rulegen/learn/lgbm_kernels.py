@@ -387,6 +387,32 @@ def grow_tree(codes, feats, off, n_bins, num, cat, cat_pos, is_cat, kind, zero_b
     return n_nodes
 
 
+@_jit
+def softmax_gradients(e, cls, w32, scale, g, h):
+    """:meth:`LgbSoftmaxLoss.gradient_hessian <rulegen.learn.lgbm_losses.LgbSoftmaxLoss>`
+    after its exp, in two passes where numpy makes ten: ``e`` (n, K) the rows' exps
+    (Fortran order), ``cls`` each row's class, ``w32`` the float32 weights (empty: all 1).
+    The same operations in the same order: each row's exps added class by class, p = e /
+    sum, g = p - 1 for the row's class and p for the others, h = (scale p) (1 - p), both
+    times the weight, rounded to float32; into ``g``, ``h`` (n, K)."""
+    n, K = e.shape
+    total = e[:, 0].copy()
+    for k in range(1, K):
+        for r in range(n):
+            total[r] += e[r, k]
+    weighted = w32.size > 0
+    for k in range(K):
+        for r in range(n):
+            p = e[r, k] / total[r]
+            gv = p - 1.0 if cls[r] == k else p
+            hv = scale * p * (1.0 - p)
+            if weighted:
+                gv = gv * w32[r]
+                hv = hv * w32[r]
+            g[r, k] = np.float64(np.float32(gv))
+            h[r, k] = np.float64(np.float32(hv))
+
+
 def work_sizes(num_leaves: int, size: int, m: int) -> tuple[int, int]:
     """(floats, ints) :func:`grow_tree`'s ``fwork`` and ``iwork`` need."""
     return 3 * (num_leaves + 1) * size + 12 * size + 2 * m, m

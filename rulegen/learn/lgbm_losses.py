@@ -30,6 +30,7 @@ import math
 import numpy as np
 
 from rulegen.errors import LearnerError
+from rulegen.learn import kernels, lgbm_kernels
 from rulegen.learn.losses import BinaryLogLoss, SoftmaxLoss, SquaredError
 
 K_EPSILON = float(np.float32(1e-15))  # LightGBM's kEpsilon, a float
@@ -155,39 +156,66 @@ def _row_sum(A):
 class LgbSoftmaxLoss(_Weighted, SoftmaxLoss):
     def __init__(self, n_classes: int):
         super().__init__(n_classes, n_classes / (n_classes - 1.0))
-        self._y = None  # (Y, Y in Fortran order)
+        self._y = None  # (Y, where Y is 1, each row's class): _classes
 
     def value(self, Y, F, w) -> float:
         """:meth:`SoftmaxLoss.pointwise` averaged as :meth:`Loss.value`, to the bit; with few
         classes by columns (every round computes it for ``train_score_``)."""
         total = w.sum()
-        if F.shape[1] >= FEW or total == 0.0:
+        if total == 0.0:
             return super().value(Y, F, w)
+        if F.shape[1] >= FEW:  # SoftmaxLoss.pointwise with one (n, K) array, not three
+            m = F.max(axis=1)
+            t = F - m[:, None]
+            lse = m + np.log(np.exp(t, out=t).sum(axis=1))
+            a = lse - np.multiply(Y, F, out=t).sum(axis=1)
+            return float(np.multiply(a, w).sum() / total)
         m = _row_max(F)
-        lse = m + np.log(_row_sum(np.exp(F - m[:, None])))
-        a = lse - _row_sum(Y * F)
+        t = F - m[:, None]
+        lse = m + np.log(_row_sum(np.exp(t, out=t)))
+        a = lse - _row_sum(np.multiply(Y, F, out=t))
         return float(np.multiply(a, w).sum() / total)
 
     @staticmethod
-    def probabilities(F):
-        """LightGBM's softmax of every row, in Fortran order (class by class in memory, as
+    def exps(F):
+        """``exp(F - max)`` of every row, in Fortran order (class by class in memory, as
         LightGBM keeps its gradients): a tree reads its class's column, which in a row-major
-        array would take a cache line per row with many classes. Steps after the first work
-        in place: with many classes each (n, K) array costs as much as its arithmetic."""
+        array would take a cache line per row with many classes."""
         e = np.empty(F.shape, order="F")
         np.subtract(F, _row_max(F)[:, None], out=e)
-        np.exp(e, out=e)
+        return np.exp(e, out=e)
+
+    @classmethod
+    def probabilities(cls, F):
+        """LightGBM's softmax of every row (Fortran order), computed in place: with many
+        classes each (n, K) array costs as much as its arithmetic."""
+        e = cls.exps(F)
         total = e[:, 0].copy()
         for k in range(1, e.shape[1]):  # the classes in order, as LightGBM's loop
             total += e[:, k]
         e /= total[:, None]
         return e
 
+    def _classes(self, Y):
+        """(where Y is 1, each row's class or None), for the fit's targets (one array)."""
+        if self._y is None or self._y[0] is not Y:
+            where = np.nonzero(Y > 0.5)
+            one_each = len(where[0]) == len(Y) and np.array_equal(where[0], np.arange(len(Y)))
+            self._y = (Y, where, where[1].astype(np.intp) if one_each else None)
+        return self._y[1], self._y[2]
+
     def gradient_hessian(self, Y, F):
+        where, classes = self._classes(Y)
+        if classes is not None and kernels.enabled():  # the same numbers, compiled
+            e = self.exps(F)
+            g, h = np.empty(F.shape, order="F"), np.empty(F.shape, order="F")
+            w32 = np.zeros(0) if self.w32 is None else self.w32
+            lgbm_kernels.softmax_gradients(e, classes, w32, self.hessian_scale, g, h)
+            return g, h
         p = self.probabilities(F)
-        if self._y is None or self._y[0] is not Y:  # (the fit's targets: the same array)
-            self._y = (Y, np.asfortranarray(Y))
-        g = p - self._y[1]  # (Y is 0 or 1: LightGBM's p - 1 or p, to the bit)
+        # LightGBM's p - 1 for the row's class, p for the others (p - 0, the same bits)
+        g = p.copy(order="F")
+        g[where] -= 1.0
         h = self.hessian_scale * p
         h *= np.subtract(1.0, p, out=p)  # scale p (1 - p)
         if self.w32 is not None:
