@@ -174,3 +174,33 @@ def test_softmax_gradients_compiled_are_the_formulas(K, weighted, monkeypatch):
         got = loss.gradient_hessian(Y, F)
         for a, b in zip(got, want):
             assert np.array_equal(bits(a), bits(b)), compiled
+
+
+def test_numeric_trees_skip_validates_per_node_check(monkeypatch):
+    """The grower's trees with numeric splits alone and finite leaves go to validate as
+    ``plain`` (checked in bulk from its arrays); a tree with a categorical split does not.
+    The model is the builder's either way."""
+    from rulegen.ir import validate as validate_module
+    from rulegen.learn import base
+
+    seen = []
+
+    def spy(model, plain=None):
+        seen.append(dict(plain or {}))
+        return validate_module.validate(model, plain)
+
+    monkeypatch.setattr(base, "validate", spy)
+    X, y = data(4, 400, "multiclass")
+    est = LightGBMStyleClassifier(n_estimators=3).fit(X, y)
+    assert sorted(seen[-1]) == list(range(len(est.model_.trees)))
+    assert all(w == 1 and f for w, f in seen[-1].values())
+    est = LightGBMStyleClassifier(n_estimators=3).fit(X, y, categorical_features=[7])
+    cat = [i for i, t in enumerate(est.model_.trees)
+           if any(getattr(nd, "test", None).__class__.__name__ == "CategoricalTest"
+                  for nd in t.nodes)]
+    assert cat and not set(cat) & set(seen[-1])
+    assert set(seen[-1]) == set(range(len(est.model_.trees))) - set(cat)
+    fast = est.model_
+    monkeypatch.setattr(lgbm_kernels, "USE", False)
+    slow = LightGBMStyleClassifier(n_estimators=3).fit(X, y, categorical_features=[7]).model_
+    assert seen[-1] == {} and serialize.dumps(fast) == serialize.dumps(slow)

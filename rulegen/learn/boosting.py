@@ -274,7 +274,8 @@ class BoostingEstimator(Estimator):
                        stop_when_constant=settings.get("stop_when_constant", False))
         self.model_ = make_model(names, cat_labels, target, result.trees, self._algorithm,
                                  self.get_params(), n, link=loss.link,
-                                 base_score=tuple(float(b) for b in result.base_score))
+                                 base_score=tuple(float(b) for b in result.base_score),
+                                 plain=self._plain_trees(result.trees))
         self._set_fitted(fitted, names)
         self.loss_ = loss  # as left by the last round (Huber: its last delta)
         self.n_estimators_ = result.n_rounds
@@ -282,6 +283,11 @@ class BoostingEstimator(Estimator):
         self.validation_score_ = np.asarray(result.validation_loss)
         self.best_iteration_ = result.best_round
         return self
+
+    def _plain_trees(self, trees) -> dict | None:
+        """``validate``'s ``plain`` for ``trees`` (the model's): those whose nodes the tree
+        fitter built from arrays it checked in bulk. None: every node is checked."""
+        return None
 
     def _fit_constant(self, names, cat_labels, target, fitted, w, n):
         """One class in y: one leaf that gives it probability 1 (as CART, C4.5 and the forest

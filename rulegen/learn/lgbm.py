@@ -96,7 +96,7 @@ class _LightGBMStyle(BoostingEstimator):
             categories=None, progress=None):
         """As :meth:`BoostingEstimator.fit`; also sets ``train_raw_``: the raw scores of the
         training rows as the booster accumulated them (None with early stopping)."""
-        self._raw = None
+        self._raw = self._grower = None
         super().fit(X, y, sample_weight=sample_weight, feature_names=feature_names,
                     categorical_features=categorical_features, categories=categories,
                     progress=progress)
@@ -104,8 +104,20 @@ class _LightGBMStyle(BoostingEstimator):
         # ``out``: the booster's, as the bins divided the rows
         raw = self._raw
         self.train_raw_ = None if self.early_stopping_rounds is not None or raw is None else raw.copy()
-        del self._raw
+        del self._raw, self._grower
         return self
+
+    def _plain_trees(self, trees):
+        """The trees the compiled grower built from arrays it checked (validate's ``plain``):
+        boost() keeps each tree's nodes, in a Tree of its own."""
+        if self._grower is None:
+            return None
+        plain = {}
+        for i, t in enumerate(trees):
+            entry = self._grower.plain.get(id(t.nodes))
+            if entry is not None and entry[0] is t.nodes:
+                plain[i] = entry[1:]
+        return plain
 
     def _settings(self, n, p):
         lr = self.learning_rate
@@ -156,6 +168,7 @@ class _LightGBMStyle(BoostingEstimator):
         # with numba, a whole tree in one compiled call: the same tree (lgbm_kernels)
         grower = (lgbm_kernels.TreeGrower(bins, params, self.num_leaves, self.max_depth, eta, w)
                   if lgbm_kernels.available() else None)
+        self._grower = grower
 
         def fit_tree(stage):
             feats = all_feats

@@ -445,6 +445,9 @@ class TreeGrower:
         self.tests = {}
         self.root_counts = None
         self.fwork = self.iwork = np.zeros(0)  # grow_tree's buffers, kept for the fit
+        # id(nodes) -> (nodes, 1, split features) of the trees whose arrays to_tree checked
+        # for everything validate's per-node check would (validate's ``plain``)
+        self.plain = {}
 
     def _context(self, feats) -> tuple:
         bins = self.bins
@@ -523,6 +526,13 @@ class TreeGrower:
             w = self.w
             support = [float(w[np.sort(perm[a:b])].sum()) for a, b in seg[:count].tolist()]
         locs = loc[:count]
+        split_at = kids[:count, 0] >= 0
+        # plain (validate): numeric splits (thresholds: bounds or +inf, never NaN; children
+        # after their parent, once each, by construction) and finite leaf values (supports
+        # are counts or sums of finite weights)
+        plain = (not is_cat[locs[split_at]].any()
+                 and bool(np.isfinite(value[:count][~split_at]).all()))
+        split_feats = set(feats[locs[split_at]].tolist()) if plain else None
         # where missing values go: the goes-left table's last slot (the missing bin)
         miss = table[np.arange(count), n_bins[locs]].tolist()
         values, locs, cuts = value[:count].tolist(), locs.tolist(), cut[:count].tolist()
@@ -550,4 +560,7 @@ class TreeGrower:
                     test = NumericTest(f, "<" if t == -ZERO else "<=", t, "float64")
                     tests[key] = test
             nodes.append(split(test, (left, right), _DEFAULT[miss[n]], support[n]))
-        return Tree(tuple(nodes))
+        nodes = tuple(nodes)
+        if plain:
+            self.plain[id(nodes)] = (nodes, 1, split_feats)
+        return Tree(nodes)
