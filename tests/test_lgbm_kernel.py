@@ -204,3 +204,22 @@ def test_numeric_trees_skip_validates_per_node_check(monkeypatch):
     monkeypatch.setattr(lgbm_kernels, "USE", False)
     slow = LightGBMStyleClassifier(n_estimators=3).fit(X, y, categorical_features=[7]).model_
     assert seen[-1] == {} and serialize.dumps(fast) == serialize.dumps(slow)
+
+
+def test_categories_sorted_as_numpys_stable_argsort():
+    """The categorical scans order a feature's categories with kernels._stable_sort (in
+    place, compiled): numpy's stable argsort's order, ties by code, -0 equal to 0, NaN last."""
+    from rulegen.learn import kernels
+
+    rng = np.random.default_rng(0)
+    for trial in range(400):
+        n = int(rng.integers(0, 40))
+        if trial % 2:
+            key = rng.choice([0.0, -0.0, 1.0, -2.5, np.nan, np.inf, -np.inf, 0.5], n)
+        else:
+            key = rng.normal(size=n)
+        items = np.sort(rng.choice(300, n, replace=False)).astype(np.intp)
+        want = items[np.argsort(key, kind="stable")]
+        got, k = items.copy(), key.copy()
+        kernels._stable_sort(got, k, n)
+        assert np.array_equal(got, want), key
