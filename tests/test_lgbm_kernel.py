@@ -223,3 +223,30 @@ def test_categories_sorted_as_numpys_stable_argsort():
         got, k = items.copy(), key.copy()
         kernels._stable_sort(got, k, n)
         assert np.array_equal(got, want), key
+
+
+def test_greedy_bins_compiled_are_the_python_loops(monkeypatch):
+    """binning.greedy_bounds's loop over bins (LightGBM's GreedyFindBin with many distinct
+    values) compiled (kernels.greedy_cuts) gives the Python loop's bounds: spread counts,
+    values holding a bin's share or more of the rows (bins of their own), every value big."""
+    from rulegen.learn import binning, kernels
+
+    rng = np.random.default_rng(2)
+    cases = []
+    for trial in range(60):
+        d = int(rng.integers(260, 3000))
+        counts = rng.integers(1, 6, d)
+        if trial % 3 == 1:
+            counts[rng.choice(d, 12, replace=False)] = rng.integers(50, 400, 12)
+        if trial % 3 == 2:
+            counts = rng.integers(1, 3, d) * 1000  # every value a bin's share: no rest
+        u = np.cumsum(rng.uniform(0.01, 2.0, d)) - 50.0
+        cases.append((u, counts, int(rng.choice([255, 63, 16])), int(rng.choice([0, 1, 3, 20]))))
+    results = []
+    assert kernels.enabled()
+    for compiled in (True, False):
+        monkeypatch.setattr(binning.kernels, "enabled", lambda c=compiled: c)
+        results.append([binning.greedy_bounds(u, c, mb, int(c.sum()), mdb)
+                        for u, c, mb, mdb in cases])
+    for a, b in zip(*results):
+        assert np.array_equal(np.array(a), np.array(b))

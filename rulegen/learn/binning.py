@@ -135,6 +135,19 @@ def greedy_bounds(u, counts, max_bin: int, total: int, min_data_in_bin: int) -> 
     rest_rows = total - int(counts[big].sum())
     mean = _div(rest_rows, rest_bins)
     cum = np.cumsum(counts)  # rows up to and including value i
+    if kernels.enabled():  # the loop below, compiled
+        small = np.cumsum(np.where(big, 0, counts))
+        big_at = np.flatnonzero(big)
+        before = big_at - 1
+        out = np.empty(d, dtype=np.intp)
+        nc = kernels.greedy_cuts(cum, cum.astype(np.float64), small, big, big_at,
+                                 before[before >= 0], max_bin, rest_rows, rest_bins, mean, out)
+        cuts = out[:nc].tolist()
+        for i in cuts:
+            v = _upper(u[i], u[i + 1])
+            if not bounds or not _close(bounds[-1], v):
+                bounds.append(v)
+        return bounds + [np.inf]
     cumi, cumf = cum.tolist(), cum.astype(np.float64).tolist()  # (for _reach)
     small_cum = np.cumsum(np.where(big, 0, counts)).tolist()
     big_at = np.flatnonzero(big)
