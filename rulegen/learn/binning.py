@@ -109,6 +109,51 @@ def _reach(cum, cumf, start: int, base: int, size: float) -> int:
     return i
 
 
+@kernels._jit
+def _reach_bin(cum, cumf, start, base, size):
+    """:func:`_reach` compiled: the first i >= start with ``cum[i] - base >= size``."""
+    i = max(start, np.searchsorted(cumf, base + size))
+    while i > start and cum[i - 1] - base >= size:
+        i -= 1
+    while i < cum.size and cum[i] - base < size:
+        i += 1
+    return i
+
+
+@kernels._jit
+def greedy_cuts(cum, cumf, small_cum, big, big_at, before_big, max_bin, rest_rows, rest_bins,
+                mean, cuts):
+    """The loop of :func:`greedy_bounds` over bins (LightGBM's GreedyFindBin with many
+    values), the same steps: each bin's last value into ``cuts``; returns how many. Counts
+    are far below 2^53, so comparing them with doubles is exact here as in Python."""
+    d = cum.size
+    nc = 0
+    start = 0
+    while start < d - 1:
+        base = cum[start - 1] if start > 0 else 0
+        i = d - 1
+        k = np.searchsorted(big_at, start)
+        if k < big_at.size:
+            i = min(i, big_at[k])
+        if not math.isnan(mean):  # (NaN: no bin is ever full)
+            i = min(i, _reach_bin(cum, cumf, start, base, mean))
+            j = _reach_bin(cum, cumf, start, base, max(1.0, mean * 0.5))
+            k = np.searchsorted(before_big, j)
+            if k < before_big.size:
+                i = min(i, before_big[k])
+        if i >= d - 1:
+            break
+        cuts[nc] = i
+        nc += 1
+        if nc >= max_bin - 1:
+            break
+        if not big[i]:
+            rest_bins -= 1
+            mean = float(rest_rows - small_cum[i]) / float(rest_bins)  # (x/0: inf or NaN)
+        start = i + 1
+    return nc
+
+
 def greedy_bounds(u, counts, max_bin: int, total: int, min_data_in_bin: int) -> list:
     """LightGBM's GreedyFindBin: upper bounds of the bins of the sorted distinct values ``u``
     holding ``counts`` rows (``total`` in all), the last bound +inf. Few values: a bound
@@ -140,7 +185,7 @@ def greedy_bounds(u, counts, max_bin: int, total: int, min_data_in_bin: int) -> 
         big_at = np.flatnonzero(big)
         before = big_at - 1
         out = np.empty(d, dtype=np.intp)
-        nc = kernels.greedy_cuts(cum, cum.astype(np.float64), small, big, big_at,
+        nc = greedy_cuts(cum, cum.astype(np.float64), small, big, big_at,
                                  before[before >= 0], max_bin, rest_rows, rest_bins, mean, out)
         cuts = out[:nc].tolist()
         for i in cuts:

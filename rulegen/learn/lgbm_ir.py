@@ -1,4 +1,5 @@
-"""IR leaves and splits made quickly, for :mod:`rulegen.learn.lgbm_kernels`' trees.
+"""The IR of :mod:`rulegen.learn.lgbm_kernels`' trees (:func:`tree_from_arrays`), with
+leaves and splits made quickly.
 
 The IR's nodes are frozen dataclasses: their ``__init__`` sets every field through
 ``object.__setattr__``, ~1.9 us a leaf and ~2.9 us a split here. A small fit's compiled trees
@@ -13,8 +14,19 @@ from __future__ import annotations
 
 import dataclasses
 
-from rulegen.ir.nodes import Leaf, Split
+import numpy as np
 
+from rulegen.ir.nodes import (
+    CategoricalTest,
+    DefaultChild,
+    Leaf,
+    NumericTest,
+    Split,
+    Tree,
+)
+from rulegen.learn.binning import ZERO
+
+_DEFAULT = {True: DefaultChild(0), False: DefaultChild(1)}  # where missing values go
 _LEAF = ("value", "samples", "distribution", "impurity", "comment")
 _SPLIT = ("test", "children", "missing", "unseen", "samples", "distribution", "impurity",
           "comment")
@@ -71,3 +83,56 @@ def _makers():
 
 
 leaf, split = _makers()  # leaf(value, samples), split(test, children, missing, samples)
+
+
+def tree_from_arrays(grower, arrays, count, kids, loc, cut, table, value, seg, perm) -> Tree:
+    """The builder's IR nodes of one tree from :func:`lgbm_kernels.grow_tree`'s arrays
+    (``grower``: its :class:`~rulegen.learn.lgbm_kernels.TreeGrower`, whose fit-wide tests
+    the trees share and which records the trees validate may take as ``plain``)."""
+    feats, n_bins, is_cat = arrays[0], arrays[2], arrays[6]
+    edges, tests = grower.bins.edges, grower.tests
+    if grower.unit_weights:
+        support = (seg[:count, 1] - seg[:count, 0]).astype(np.float64).tolist()
+    else:
+        # numpy's sum of the node's rows in the finder's order, for its bits: the root's
+        # rows ascend and every division is stable, so a node's rows ascend there
+        w = grower.w
+        support = [float(w[np.sort(perm[a:b])].sum()) for a, b in seg[:count].tolist()]
+    locs = loc[:count]
+    split_at = kids[:count, 0] >= 0
+    # plain (validate): numeric splits (thresholds: bounds or +inf, never NaN; children
+    # after their parent, once each, by construction) and finite leaf values (supports
+    # are counts or sums of finite weights)
+    plain = (not is_cat[locs[split_at]].any()
+             and bool(np.isfinite(value[:count][~split_at]).all()))
+    split_feats = set(feats[locs[split_at]].tolist()) if plain else None
+    # where missing values go: the goes-left table's last slot (the missing bin)
+    miss = table[np.arange(count), n_bins[locs]].tolist()
+    values, locs, cuts = value[:count].tolist(), locs.tolist(), cut[:count].tolist()
+    feats, n_bins, is_cat = feats.tolist(), n_bins.tolist(), is_cat.tolist()
+    nodes = []
+    for n, (left, right) in enumerate(kids[:count].tolist()):
+        if left < 0:
+            nodes.append(leaf((values[n],), support[n]))
+            continue
+        i = locs[n]
+        f, nb = feats[i], n_bins[i]
+        if is_cat[i]:
+            key = (f, table[n, :nb].tobytes())
+            test = tests.get(key)
+            if test is None:
+                test = CategoricalTest(f, tuple(np.flatnonzero(table[n, :nb]).tolist()))
+                tests[key] = test
+        else:
+            key = (f << 32) | cuts[n]
+            test = tests.get(key)
+            if test is None:  # bins <= cut go left; the last value bin: every value
+                t = np.inf if cuts[n] == nb - 1 else float(edges[f][cuts[n]])
+                # LightGBM reads |x| <= ZERO as 0: only the bound -ZERO tells them apart
+                test = NumericTest(f, "<" if t == -ZERO else "<=", t, "float64")
+                tests[key] = test
+        nodes.append(split(test, (left, right), _DEFAULT[miss[n]], support[n]))
+    nodes = tuple(nodes)
+    if plain:
+        grower.plain[id(nodes)] = (nodes, 1, split_feats)
+    return Tree(nodes)

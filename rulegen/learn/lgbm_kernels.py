@@ -35,13 +35,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from rulegen.ir.nodes import CategoricalTest, DefaultChild, NumericTest, Tree
+from rulegen.ir.nodes import Tree
 from rulegen.learn import kernels, lgbm_ir
-from rulegen.learn.binning import ZERO, Layout
+from rulegen.learn.binning import Layout
 from rulegen.learn.kernels import EPS, _jit, search_into
 
 USE = True  # the tests' switch: False grows every tree with the finder and the builder
-_DEFAULT = {True: DefaultChild(0), False: DefaultChild(1)}  # where missing values go
 POOL_LIMIT = 1 << 26  # bytes of histograms kept for open leaves; above: the builder's path
 
 
@@ -515,52 +514,7 @@ class TreeGrower:
         return self.to_tree(arrays, count, kids, loc, cut, table, value, seg, perm), out
 
     def to_tree(self, arrays, count, kids, loc, cut, table, value, seg, perm) -> Tree:
-        """The builder's IR nodes from :func:`grow_tree`'s arrays."""
-        feats, n_bins, is_cat = arrays[0], arrays[2], arrays[6]
-        edges, tests = self.bins.edges, self.tests
-        if self.unit_weights:
-            support = (seg[:count, 1] - seg[:count, 0]).astype(np.float64).tolist()
-        else:
-            # numpy's sum of the node's rows in the finder's order, for its bits: the root's
-            # rows ascend and every division is stable, so a node's rows ascend there
-            w = self.w
-            support = [float(w[np.sort(perm[a:b])].sum()) for a, b in seg[:count].tolist()]
-        locs = loc[:count]
-        split_at = kids[:count, 0] >= 0
-        # plain (validate): numeric splits (thresholds: bounds or +inf, never NaN; children
-        # after their parent, once each, by construction) and finite leaf values (supports
-        # are counts or sums of finite weights)
-        plain = (not is_cat[locs[split_at]].any()
-                 and bool(np.isfinite(value[:count][~split_at]).all()))
-        split_feats = set(feats[locs[split_at]].tolist()) if plain else None
-        # where missing values go: the goes-left table's last slot (the missing bin)
-        miss = table[np.arange(count), n_bins[locs]].tolist()
-        values, locs, cuts = value[:count].tolist(), locs.tolist(), cut[:count].tolist()
-        feats, n_bins, is_cat = feats.tolist(), n_bins.tolist(), is_cat.tolist()
-        nodes = []
-        leaf, split = lgbm_ir.leaf, lgbm_ir.split
-        for n, (left, right) in enumerate(kids[:count].tolist()):
-            if left < 0:
-                nodes.append(leaf((values[n],), support[n]))
-                continue
-            i = locs[n]
-            f, nb = feats[i], n_bins[i]
-            if is_cat[i]:
-                key = (f, table[n, :nb].tobytes())
-                test = tests.get(key)
-                if test is None:
-                    test = CategoricalTest(f, tuple(np.flatnonzero(table[n, :nb]).tolist()))
-                    tests[key] = test
-            else:
-                key = (f << 32) | cuts[n]
-                test = tests.get(key)
-                if test is None:  # bins <= cut go left; the last value bin: every value
-                    t = np.inf if cuts[n] == nb - 1 else float(edges[f][cuts[n]])
-                    # LightGBM reads |x| <= ZERO as 0: only the bound -ZERO tells them apart
-                    test = NumericTest(f, "<" if t == -ZERO else "<=", t, "float64")
-                    tests[key] = test
-            nodes.append(split(test, (left, right), _DEFAULT[miss[n]], support[n]))
-        nodes = tuple(nodes)
-        if plain:
-            self.plain[id(nodes)] = (nodes, 1, split_feats)
-        return Tree(nodes)
+        """The builder's IR nodes from :func:`grow_tree`'s arrays
+        (:func:`lgbm_ir.tree_from_arrays`)."""
+        return lgbm_ir.tree_from_arrays(self, arrays, count, kids, loc, cut, table, value,
+                                        seg, perm)
