@@ -227,7 +227,7 @@ def test_categories_sorted_as_numpys_stable_argsort():
 
 def test_greedy_bins_compiled_are_the_python_loops(monkeypatch):
     """binning.greedy_bounds's loop over bins (LightGBM's GreedyFindBin with many distinct
-    values) compiled (kernels.greedy_cuts) gives the Python loop's bounds: spread counts,
+    values) compiled (binning.greedy_cuts) gives the Python loop's bounds: spread counts,
     values holding a bin's share or more of the rows (bins of their own), every value big."""
     from rulegen.learn import binning, kernels
 
