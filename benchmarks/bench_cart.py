@@ -139,7 +139,6 @@ def bench_fit(n: int, p: int, max_depth, classes: int, repeat: int) -> dict:
     from sklearn.tree import DecisionTreeClassifier as SkC
 
     from rulegen.learn import CARTClassifier
-
     from rulegen.learn.compiled import cart_kernels
 
     X, y, _, _ = make_data(n, p, "classification", classes=classes)

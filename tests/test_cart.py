@@ -20,10 +20,24 @@ from sklearn.model_selection import KFold
 
 from rulegen.errors import LearnerError
 from rulegen.ir import evaluate, serialize
-from rulegen.ir.nodes import DefaultChild, Feature, Leaf, Model, NumericTest, Split, Target, Tree
+from rulegen.ir.nodes import (
+    DefaultChild,
+    Feature,
+    Leaf,
+    Model,
+    NumericTest,
+    Split,
+    Target,
+    Tree,
+)
 from rulegen.learn import CATALOG, CARTClassifier, CARTRegressor
 from rulegen.learn.splits.builder import float32_test
-from rulegen.learn.splits.criteria import CRITERIA, _prefix_abs_errors_long, prefix_abs_errors, weighted_median
+from rulegen.learn.splits.criteria import (
+    CRITERIA,
+    _prefix_abs_errors_long,
+    prefix_abs_errors,
+    weighted_median,
+)
 
 SK = {CARTClassifier: sktree.DecisionTreeClassifier,
       CARTRegressor: sktree.DecisionTreeRegressor}

@@ -14,7 +14,6 @@ pytest.importorskip("numba")
 from kernelcheck import counting
 
 from rulegen.learn.compiled import cart_kernels
-
 from rulegen.learn.ensembles import forest
 from rulegen.learn.trees.cart import CARTClassifier, CARTRegressor
 

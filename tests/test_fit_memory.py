@@ -9,6 +9,10 @@ import tracemalloc
 import numpy as np
 import pytest
 
+from rulegen.learn.ensembles.forest import RandomForestRegressor
+from rulegen.learn.ensembles.gbdt import GradientBoostingRegressor
+from rulegen.learn.ensembles.newton import NewtonSplitFinder
+from rulegen.learn.ensembles.xgb import XGBoostStyleRegressor
 from rulegen.learn.splits.builder import (
     GrowthLimits,
     NumericSplitFinder,
@@ -17,10 +21,6 @@ from rulegen.learn.splits.builder import (
     presorted_subset,
 )
 from rulegen.learn.splits.criteria import Gini, SquaredError
-from rulegen.learn.ensembles.forest import RandomForestRegressor
-from rulegen.learn.ensembles.gbdt import GradientBoostingRegressor
-from rulegen.learn.ensembles.newton import NewtonSplitFinder
-from rulegen.learn.ensembles.xgb import XGBoostStyleRegressor
 
 
 def _data(n, p, seed=0):

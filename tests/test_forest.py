@@ -21,14 +21,14 @@ from rulegen.ir.nodes import (
     Tree,
 )
 from rulegen.learn.ensembles import forest as forest_mod
-from rulegen.learn.splits.builder import presort
 from rulegen.learn.ensembles.forest import (
     RandomForestClassifier,
     RandomForestRegressor,
     resolve_max_features,
 )
-from rulegen.learn.importance import permutation_importance, r2
 from rulegen.learn.ensembles.oblique import ObliqueSplitFinder, midpoint
+from rulegen.learn.importance import permutation_importance, r2
+from rulegen.learn.splits.builder import presort
 
 # --- helpers ----------------------------------------------------------------------------
 

@@ -11,7 +11,6 @@ pytest.importorskip("numba")
 from kernelcheck import counting
 
 from rulegen.learn.compiled import cart_kernels
-
 from rulegen.learn.ensembles import forest
 from rulegen.learn.ensembles.forest import RandomForestClassifier, RandomForestRegressor
 

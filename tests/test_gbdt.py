@@ -21,7 +21,10 @@ from rulegen.errors import LearnerError
 from rulegen.ir import evaluate, serialize
 from rulegen.ir.nodes import CategoricalTest, Split
 from rulegen.learn.ensembles.boosting import validation_split
-from rulegen.learn.ensembles.gbdt import GradientBoostingClassifier, GradientBoostingRegressor
+from rulegen.learn.ensembles.gbdt import (
+    GradientBoostingClassifier,
+    GradientBoostingRegressor,
+)
 from rulegen.learn.ensembles.losses import (
     AbsoluteError,
     BinaryLogLoss,

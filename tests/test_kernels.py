@@ -16,17 +16,17 @@ import numpy as np
 import pytest
 
 from rulegen.ir import serialize
-from rulegen.learn.splits import binning
 from rulegen.learn.compiled import kernels
-from rulegen.learn.splits.binning import Layout, bin_features, build_histograms
-from rulegen.learn.splits.builder import presort, split_presorted
 from rulegen.learn.ensembles.forest import RandomForestClassifier
 from rulegen.learn.ensembles.gbdt import GradientBoostingRegressor
-from rulegen.learn.splits.histogram import HistogramSplitFinder, _left_sums
-from rulegen.learn.splits.histogram_scan import SplitParams
 from rulegen.learn.ensembles.lgbm import LightGBMStyleClassifier, LightGBMStyleRegressor
 from rulegen.learn.ensembles.newton import NewtonSplitFinder
 from rulegen.learn.ensembles.xgb import XGBoostStyleClassifier, XGBoostStyleRegressor
+from rulegen.learn.splits import binning
+from rulegen.learn.splits.binning import Layout, bin_features, build_histograms
+from rulegen.learn.splits.builder import presort, split_presorted
+from rulegen.learn.splits.histogram import HistogramSplitFinder, _left_sums
+from rulegen.learn.splits.histogram_scan import SplitParams
 
 pytest.importorskip("numba")
 

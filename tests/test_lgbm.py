@@ -21,14 +21,14 @@ import rulegen.learn.splits.histogram as histogram_module
 from rulegen.errors import LearnerError
 from rulegen.ir import evaluate, serialize
 from rulegen.ir.nodes import CategoricalTest, DefaultChild, Feature, Leaf, Split, Tree
-from rulegen.learn.splits import binning
 from rulegen.learn.compiled import kernels, lgbm_kernels
+from rulegen.learn.ensembles.lgbm import LightGBMStyleClassifier, LightGBMStyleRegressor
+from rulegen.learn.ensembles.newton import split_gain
+from rulegen.learn.splits import binning
 from rulegen.learn.splits.binning import Layout, bin_features, build_histograms
 from rulegen.learn.splits.builder import float32_test
 from rulegen.learn.splits.histogram import HistogramSplitFinder
 from rulegen.learn.splits.histogram_scan import SplitParams, best_categorical_rows
-from rulegen.learn.ensembles.lgbm import LightGBMStyleClassifier, LightGBMStyleRegressor
-from rulegen.learn.ensembles.newton import split_gain
 
 LGB = {"n_jobs": 1, "verbose": -1}
 ONE_TREE = {"n_estimators": 1, "learning_rate": 1.0, "min_child_samples": 1, "min_data_in_bin": 1}

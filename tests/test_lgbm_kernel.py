@@ -140,3 +140,114 @@ def test_histograms_past_the_pool_limit_go_through_the_finder(monkeypatch):
     slow = LightGBMStyleClassifier(n_estimators=4).fit(X, y, categorical_features=[7])
     assert len(grown) == 4
     assert serialize.dumps(fast.model_) == serialize.dumps(slow.model_)
+
+
+@pytest.mark.parametrize("K", [3, 9])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_softmax_gradients_compiled_are_the_formulas(K, weighted, monkeypatch):
+    """The softmax gradients (lgbm_losses, compiled by lgbm_kernels.softmax_gradients or in
+    numpy) are LightGBM's formulas as written out plainly, to the bit: p from the exps added
+    class by class, g = p - 1 or p, h = K/(K-1) p (1 - p), weighted, rounded to float32."""
+    from rulegen.learn.ensembles import lgbm_losses
+
+    rng = np.random.default_rng(K)
+    n = 500
+    F = rng.normal(size=(n, K)) * 4
+    F[::7, 1] = 60.0  # probabilities of exactly 1 and 0
+    F[::11] = 0.0
+    Y = (rng.integers(0, K, n)[:, None] == np.arange(K)).astype(float)
+    w = rng.uniform(0.1, 3.0, n) if weighted else np.ones(n)
+    e = np.exp(F - F.max(axis=1, keepdims=True))
+    total = e[:, 0].copy()
+    for k in range(1, K):
+        total += e[:, k]
+    p = e / total[:, None]
+    g, h = np.where(Y > 0.5, p - 1.0, p), K / (K - 1.0) * p * (1.0 - p)
+    if weighted:
+        w32 = w.astype(np.float32).astype(np.float64)[:, None]
+        g, h = g * w32, h * w32
+    want = [a.astype(np.float32).astype(np.float64) for a in (g, h)]
+    for compiled in (True, False):
+        monkeypatch.setattr(lgbm_losses.kernels, "enabled", lambda c=compiled: c)
+        loss = lgbm_losses.LgbSoftmaxLoss(K)
+        loss.begin_round(Y, F, w)
+        got = loss.gradient_hessian(Y, F)
+        for a, b in zip(got, want):
+            assert np.array_equal(bits(a), bits(b)), compiled
+
+
+def test_numeric_trees_skip_validates_per_node_check(monkeypatch):
+    """The grower's trees with numeric splits alone and finite leaves go to validate as
+    ``plain`` (checked in bulk from its arrays); a tree with a categorical split does not.
+    The model is the builder's either way."""
+    from rulegen.ir import validate as validate_module
+    from rulegen.learn import base
+
+    seen = []
+
+    def spy(model, plain=None):
+        seen.append(dict(plain or {}))
+        return validate_module.validate(model, plain)
+
+    monkeypatch.setattr(base, "validate", spy)
+    X, y = data(4, 400, "multiclass")
+    est = LightGBMStyleClassifier(n_estimators=3).fit(X, y)
+    assert sorted(seen[-1]) == list(range(len(est.model_.trees)))
+    assert all(w == 1 and f for w, f in seen[-1].values())
+    est = LightGBMStyleClassifier(n_estimators=3).fit(X, y, categorical_features=[7])
+    cat = [i for i, t in enumerate(est.model_.trees)
+           if any(getattr(nd, "test", None).__class__.__name__ == "CategoricalTest"
+                  for nd in t.nodes)]
+    assert cat and not set(cat) & set(seen[-1])
+    assert set(seen[-1]) == set(range(len(est.model_.trees))) - set(cat)
+    fast = est.model_
+    monkeypatch.setattr(lgbm_kernels, "USE", False)
+    slow = LightGBMStyleClassifier(n_estimators=3).fit(X, y, categorical_features=[7]).model_
+    assert seen[-1] == {} and serialize.dumps(fast) == serialize.dumps(slow)
+
+
+def test_categories_sorted_as_numpys_stable_argsort():
+    """The categorical scans order a feature's categories with kernels._stable_sort (in
+    place, compiled): numpy's stable argsort's order, ties by code, -0 equal to 0, NaN last."""
+    from rulegen.learn.compiled import kernels
+
+    rng = np.random.default_rng(0)
+    for trial in range(400):
+        n = int(rng.integers(0, 40))
+        if trial % 2:
+            key = rng.choice([0.0, -0.0, 1.0, -2.5, np.nan, np.inf, -np.inf, 0.5], n)
+        else:
+            key = rng.normal(size=n)
+        items = np.sort(rng.choice(300, n, replace=False)).astype(np.intp)
+        want = items[np.argsort(key, kind="stable")]
+        got, k = items.copy(), key.copy()
+        kernels._stable_sort(got, k, n)
+        assert np.array_equal(got, want), key
+
+
+def test_greedy_bins_compiled_are_the_python_loops(monkeypatch):
+    """binning.greedy_bounds's loop over bins (LightGBM's GreedyFindBin with many distinct
+    values) compiled (binning.greedy_cuts) gives the Python loop's bounds: spread counts,
+    values holding a bin's share or more of the rows (bins of their own), every value big."""
+    from rulegen.learn.compiled import kernels
+    from rulegen.learn.splits import binning
+
+    rng = np.random.default_rng(2)
+    cases = []
+    for trial in range(60):
+        d = int(rng.integers(260, 3000))
+        counts = rng.integers(1, 6, d)
+        if trial % 3 == 1:
+            counts[rng.choice(d, 12, replace=False)] = rng.integers(50, 400, 12)
+        if trial % 3 == 2:
+            counts = rng.integers(1, 3, d) * 1000  # every value a bin's share: no rest
+        u = np.cumsum(rng.uniform(0.01, 2.0, d)) - 50.0
+        cases.append((u, counts, int(rng.choice([255, 63, 16])), int(rng.choice([0, 1, 3, 20]))))
+    results = []
+    assert kernels.enabled()
+    for compiled in (True, False):
+        monkeypatch.setattr(binning.kernels, "enabled", lambda c=compiled: c)
+        results.append([binning.greedy_bounds(u, c, mb, int(c.sum()), mdb)
+                        for u, c, mb, mdb in cases])
+    for a, b in zip(*results):
+        assert np.array_equal(np.array(a), np.array(b))

@@ -28,8 +28,8 @@ from targetcheck import assert_targets_exact
 
 from rulegen.ir import evaluate
 from rulegen.ir.nodes import Leaf
-from rulegen.learn.splits.binning import ZERO, bin_features
 from rulegen.learn.ensembles.lgbm import LightGBMStyleClassifier, LightGBMStyleRegressor
+from rulegen.learn.splits.binning import ZERO, bin_features
 
 lgb = pytest.importorskip("lightgbm")
 

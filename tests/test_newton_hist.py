@@ -12,9 +12,9 @@ from rulegen.ir import serialize
 from rulegen.learn.compiled import kernels
 from rulegen.learn.ensembles import newton, xgb
 from rulegen.learn.ensembles.boosting import leaf_index
-from rulegen.learn.splits.builder import presort
 from rulegen.learn.ensembles.newton import NewtonSplitFinder, quantile_bins
 from rulegen.learn.ensembles.xgb import XGBoostStyleClassifier, XGBoostStyleRegressor
+from rulegen.learn.splits.builder import presort
 
 pytest.importorskip("numba")
 

@@ -15,10 +15,9 @@ pytest.importorskip("numba")
 from kernelcheck import bits, counting
 
 from rulegen.learn.compiled import cart_kernels, numpy_sums
-
 from rulegen.learn.ensembles import forest
-from rulegen.learn.splits.criteria import SquaredError
 from rulegen.learn.ensembles.forest import RandomForestRegressor
+from rulegen.learn.splits.criteria import SquaredError
 
 
 @pytest.fixture(autouse=True)

@@ -12,8 +12,8 @@ from rulegen.errors import RulegenError
 from rulegen.ir import evaluate, serialize
 from rulegen.ir.nodes import Split
 from rulegen.learn.ensembles import newton, newton_hist, xgb
-from rulegen.learn.splits.builder import presort
 from rulegen.learn.ensembles.xgb import XGBoostStyleClassifier, XGBoostStyleRegressor
+from rulegen.learn.splits.builder import presort
 
 pytest.importorskip("numba")
 

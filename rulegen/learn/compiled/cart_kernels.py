@@ -39,6 +39,7 @@ import weakref
 import numpy as np
 
 from rulegen.learn.compiled import kernels, numpy_sums
+
 # load() replaces these with their compiled dispatchers, which the kernels then call
 from rulegen.learn.compiled.numpy_sums import dot, pairwise_sum
 

@@ -52,8 +52,10 @@ def _load() -> bool:
     try:
         import numba as nb
 
-        from rulegen.learn.compiled import kernels_newton  # noqa: F401 - registers its kernels
-        from rulegen.learn.compiled import lgbm_kernels  # noqa: F401 - registers its kernels
+        from rulegen.learn.compiled import (
+            kernels_newton,  # noqa: F401 - registers its kernels
+            lgbm_kernels,  # noqa: F401 - registers its kernels
+        )
 
         # no fastmath: every operation rounds as numpy's does (no reassociation, no FMA);
         # error_model numpy: x / 0 is inf or nan, as in numpy, not ZeroDivisionError
@@ -275,6 +277,21 @@ def _score(lg, lh, rg, rh, lam, guard):
 
 
 @_jit
+def _stable_sort(items, key, n):
+    """``items[:n]`` reordered by ``key[:n]`` (kept alongside) as ``np.argsort(key,
+    kind="stable")`` orders them: ascending, ties in their order, NaN last. An insertion
+    sort in place: a feature's categories are few, and numpy's sort allocates per call."""
+    for t in range(1, n):
+        it, k = items[t], key[t]
+        u = t
+        # move left past every earlier key that k sorts before (NaN sorts after numbers)
+        while u > 0 and (k < key[u - 1] or (math.isnan(key[u - 1]) and not math.isnan(k))):
+            items[u], key[u] = items[u - 1], key[u - 1]
+            u -= 1
+        items[u], key[u] = it, k
+
+
+@_jit
 def scan_categorical(hist, off, n_bins, cat, usable, G, H, C, est, ratio, lam, min_count,
                      mcw, cat_smooth, cat_l2, max_cat_threshold, mdpg, max_onehot, gains,
                      sets, sizes):
@@ -324,7 +341,8 @@ def scan_categorical(hist, off, n_bins, cat, usable, G, H, C, est, ratio, lam, m
                     used[n_used] = c
                     key[n_used] = hist[0, s, o + c] / (hist[1, s, o + c] + cat_smooth)
                     n_used += 1
-            order = used[:n_used][np.argsort(key[:n_used], kind="mergesort")]
+            _stable_sort(used, key, n_used)  # used[:n_used]: the order of the scans
+            order = used
             n_scan = min(max_cat_threshold, (n_used + 1) // 2)
             for d in range(2):  # lowest ratios first, then highest
                 cg = ch = cc = group = 0.0
@@ -355,8 +373,14 @@ def scan_categorical(hist, off, n_bins, cat, usable, G, H, C, est, ratio, lam, m
             if best > -np.inf:
                 gains[s, i] = best
                 size = b_t + 1
-                chosen = order[:size] if b_dir == 0 else order[n_used - size:]
-                sets[s, a, :size] = np.sort(chosen)
+                first = 0 if b_dir == 0 else n_used - size
+                for t in range(size):  # the set's codes, ascending (insertion: few)
+                    c = order[first + t]
+                    u = t
+                    while u > 0 and sets[s, a, u - 1] > c:
+                        sets[s, a, u] = sets[s, a, u - 1]
+                        u -= 1
+                    sets[s, a, u] = c
                 sizes[s, a] = size
 
 
@@ -369,10 +393,23 @@ def search(hist, off, n_bins, num, cat, usable, G, H, C, est, ratio, kind, lam, 
     first greatest, as np.argmax) and the categorical candidates, ties to the lowest
     feature index; ``best_f`` -1 where none gains more than 0. ``gains`` (nodes, features)
     -inf-filled in; ``best_sums`` (nodes, 3): a numeric winner's left g, h, count."""
-    S = hist.shape[1]
     pos = np.zeros(gains.shape, dtype=np.intp)
     left = np.zeros(gains.shape, dtype=np.bool_)
     sums = np.zeros((3,) + gains.shape)
+    search_into(hist, off, n_bins, num, cat, usable, G, H, C, est, ratio, kind, lam, min_count,
+                mcw, min_split_gain, cat_smooth, cat_l2, max_cat_threshold, mdpg, max_onehot,
+                gains, best_f, best_gain, best_pos, best_left, best_sums, sets, sizes, pos, left,
+                sums)
+
+
+@_jit
+def search_into(hist, off, n_bins, num, cat, usable, G, H, C, est, ratio, kind, lam, min_count,
+                mcw, min_split_gain, cat_smooth, cat_l2, max_cat_threshold, mdpg, max_onehot,
+                gains, best_f, best_gain, best_pos, best_left, best_sums, sets, sizes, pos, left,
+                sums):
+    """:func:`search` with its scans' work arrays given (``pos``, ``left`` like ``gains``,
+    ``sums`` (3,) + its shape): a caller searching node after node allocates them once."""
+    S = hist.shape[1]
     scan_numeric(hist, off, n_bins, num, usable, G, H, C, est, ratio, kind, lam, min_count,
                  mcw, min_split_gain, gains, pos, left, sums)
     scan_categorical(hist, off, n_bins, cat, usable, G, H, C, est, ratio, lam, min_count,

@@ -35,42 +35,61 @@ from __future__ import annotations
 
 import numpy as np
 
-from rulegen.ir.nodes import (
-    CategoricalTest,
-    DefaultChild,
-    Leaf,
-    NumericTest,
-    Split,
-    Tree,
-)
-from rulegen.learn.compiled import kernels
-from rulegen.learn.splits.binning import ZERO, Layout
-from rulegen.learn.compiled.kernels import EPS, _jit, search
+from rulegen.ir.nodes import Tree
+from rulegen.learn.compiled import kernels, lgbm_ir
+from rulegen.learn.compiled.kernels import EPS, _jit, search_into
+from rulegen.learn.splits.binning import Layout
 
 USE = True  # the tests' switch: False grows every tree with the finder and the builder
-_DEFAULT = {True: DefaultChild(0), False: DefaultChild(1)}  # where missing values go
 POOL_LIMIT = 1 << 26  # bytes of histograms kept for open leaves; above: the builder's path
 
 
 @_jit
-def _lgb_histogram(codes, feats, off, rows, g, h, use_hc, h_const, out, s, counts, known):
+def _lgb_histogram(codes, feats, off, rows, ident, g, h, use_hc, h_const, out, s, counts, known,
+                   gg, hh, acc):
     """Node ``s`` of ``out`` (3, nodes, size): the histogram of ``rows``, every bin adding
     its rows' g, h and 1 in row order from 0.0 (:func:`kernels.build_histograms`'s sums,
     and with ``use_hc`` the hessian row ``count * h_const`` as ``family_histograms``'s).
-    The rows' g and h are gathered once and a bin's three sums sit side by side. With
-    ``known``, ``counts`` (size,) are the rows' counts already (the root's, every round
-    the same), else they are counted."""
+    The rows' g and h are gathered once into ``gg``, ``hh`` (LightGBM's ordered gradients;
+    with ``ident`` the rows are 0..n-1: their codes read in place) and a bin's three sums
+    sit side by side in ``acc`` (size, 3). With ``known``, ``counts`` (size,) are the rows' counts
+    already (the root's, every round the same), else they are counted."""
     m = rows.size
-    gg = np.empty(m)
-    hh = np.empty(m)
-    for k in range(m):
-        gg[k] = g[rows[k]]
-        hh[k] = h[rows[k]]
+    if ident:  # (a class's g and h are columns: strided, read once)
+        gg[:m] = g
+        if not use_hc:
+            hh[:m] = h
+    else:
+        for k in range(m):
+            gg[k] = g[rows[k]]
+        if not use_hc:
+            for k in range(m):
+                hh[k] = h[rows[k]]
     size = out.shape[2]
-    acc = np.zeros((size, 3))
+    acc[:size] = 0.0
     for i in range(feats.size):
         cf, o = codes[feats[i]], off[i]
-        if use_hc and known:
+        if ident:  # the same loops, row k's code in place
+            if use_hc and known:
+                for k in range(m):
+                    acc[o + cf[k], 0] += gg[k]
+            elif use_hc:
+                for k in range(m):
+                    j = o + cf[k]
+                    acc[j, 0] += gg[k]
+                    acc[j, 2] += 1.0
+            elif known:
+                for k in range(m):
+                    j = o + cf[k]
+                    acc[j, 0] += gg[k]
+                    acc[j, 1] += hh[k]
+            else:
+                for k in range(m):
+                    j = o + cf[k]
+                    acc[j, 0] += gg[k]
+                    acc[j, 1] += hh[k]
+                    acc[j, 2] += 1.0
+        elif use_hc and known:
             for k in range(m):
                 acc[o + cf[rows[k]], 0] += gg[k]
         elif use_hc:
@@ -114,40 +133,32 @@ def _lgb_fix(hist, s, G, H, off, n_bins, fixed_i, fixed_b):
 
 @_jit
 def _lgb_search(hist, ids, S, nG, nH, seg, usable, off, n_bins, num, cat, cat_pos, is_cat,
-                  kind, zero_bin, many, fp, ip, s_f, s_gain, s_sums, s_cut, s_l2, s_usable, table):
+                kind, zero_bin, many, fp, ip, s_f, s_gain, s_sums, s_cut, s_l2, s_usable, table,
+                wf, wb, use, gains, best_f, best_pos, best_sums, sets, sizes, pos, left, sums):
     """``HistogramSplitFinder._search`` (compiled) of the nodes ``ids[:S]``, whose
     histograms are ``hist[:, :S]``: each node's best split into the ``s_*`` arrays and its
-    goes-left ``table`` (bins, missing last); ``s_f`` -1 where none."""
+    goes-left ``table`` (bins, missing last); ``s_f`` -1 where none. The rest are the
+    search's work arrays, made once per tree: ``wf`` (5, 2) floats, ``wb`` (2, 2) flags,
+    then :func:`kernels.search_into`'s, for two nodes."""
     lam, mcw, msg, cat_smooth, cat_l2 = fp[0], fp[1], fp[2], fp[3], fp[4]
     min_count, mct, mdpg, max_onehot = ip[0], ip[1], ip[2], ip[3]
     q = off.size
-    G = np.empty(S)
-    H = np.empty(S)
-    C = np.empty(S)
-    est = np.zeros(S, dtype=np.bool_)
-    ratio = np.zeros(S)
-    use = np.empty((S, q), dtype=np.bool_)
+    G, H, C, ratio, best_gain = wf[0], wf[1], wf[2], wf[3], wf[4]
+    est, best_left = wb[0], wb[1]
     need = 2 * min_count
     for s in range(S):
         n = ids[s]
         G[s], H[s] = nG[n], nH[n]
         C[s] = float(seg[n, 1] - seg[n, 0])
         est[s] = ip[7] == 0 and H[s] > 0  # varying hessians: LightGBM's count estimates
-        if est[s]:
-            ratio[s] = C[s] / (H[s] + 2 * EPS)
+        ratio[s] = C[s] / (H[s] + 2 * EPS) if est[s] else 0.0
         for j in range(q):
             use[s, j] = usable[n, j] and C[s] >= need
-    gains = np.full((S, q), -np.inf)
-    best_f = np.empty(S, dtype=np.intp)
-    best_gain = np.empty(S)
-    best_pos = np.empty(S, dtype=np.intp)
-    best_left = np.empty(S, dtype=np.bool_)
-    best_sums = np.empty((S, 3))
-    sets = np.zeros((S, cat.size, max(1, mct)), dtype=np.intp)
-    sizes = np.zeros((S, cat.size), dtype=np.intp)
-    search(hist, off, n_bins, num, cat, use, G, H, C, est, ratio, kind, lam, min_count, mcw,
-           msg, cat_smooth, cat_l2, mct, mdpg, max_onehot, gains, best_f, best_gain, best_pos,
-           best_left, best_sums, sets, sizes)
+            gains[s, j] = -np.inf
+        sizes[s, :] = 0
+    search_into(hist, off, n_bins, num, cat, use, G, H, C, est, ratio, kind, lam, min_count,
+                mcw, msg, cat_smooth, cat_l2, mct, mdpg, max_onehot, gains, best_f, best_gain,
+                best_pos, best_left, best_sums, sets, sizes, pos, left, sums)
     for s in range(S):
         n = ids[s]
         i = best_f[s]
@@ -178,7 +189,7 @@ def _lgb_search(hist, ids, S, nG, nH, seg, usable, off, n_bins, num, cat, cat_po
 @_jit
 def grow_tree(codes, feats, off, n_bins, num, cat, cat_pos, is_cat, kind, zero_bin, many,
               fixed_i, fixed_b, size, g, h, rows_in, fp, ip, root_counts, kids, loc, cut,
-              table, value, seg, perm, out):
+              table, value, seg, perm, out, fwork, iwork):
     """One tree. ``fp``: lambda, min_child_weight, min_split_gain, cat_smooth, cat_l2,
     learning rate; ``ip``: max(1, min_child_samples), max_cat_threshold,
     min_data_per_group, max_cat_to_onehot, num_leaves, max_depth (-1: none), max(2, 2
@@ -187,7 +198,9 @@ def grow_tree(codes, feats, off, n_bins, num, cat, cat_pos, is_cat, kind, zero_b
     Fills per node: ``kids`` (-1: leaf), ``loc`` (the split's local feature), ``cut`` (a
     numeric split's last bin on the left), ``table``, ``value`` (leaf value), ``seg`` (its
     rows are ``perm[seg[n, 0]:seg[n, 1]]``); ``out``: every training row's leaf value (rows
-    not in ``rows_in`` routed by the bins). Returns the node count."""
+    not in ``rows_in`` routed by the bins). ``fwork`` (at least :func:`work_sizes`'
+    floats) and ``iwork`` (its ints) hold the histograms and buffers, allocated once per
+    fit (fresh pages every tree cost page faults). Returns the node count."""
     scale = fp[5]
     num_leaves, max_depth, min_split = ip[4], ip[5], ip[6]
     # the finder's h_const: every row's hessian the same (squared error: its histogram is
@@ -223,26 +236,45 @@ def grow_tree(codes, feats, off, n_bins, num, cat, cat_pos, is_cat, kind, zero_b
     s_l2 = np.empty(M)
     s_usable = np.zeros((M, q), dtype=np.bool_)
     slot = np.full(M, -1, dtype=np.intp)
-    pool = np.empty((3, num_leaves + 1, size))
+    ps = 3 * (num_leaves + 1) * size
+    pool = fwork[:ps].reshape((3, num_leaves + 1, size))
+    pair = fwork[ps:ps + 6 * size].reshape((3, 2, size))
+    one = fwork[ps + 6 * size:ps + 9 * size].reshape((3, 1, size))
+    acc = fwork[ps + 9 * size:ps + 12 * size].reshape((size, 3))
+    gg = fwork[ps + 12 * size:ps + 12 * size + m]
+    hh = fwork[ps + 12 * size + m:ps + 12 * size + 2 * m]
+    buf = iwork[:m]
     free = list(range(num_leaves, -1, -1))
-    pair = np.empty((3, 2, size))
     ids = np.empty(2, dtype=np.intp)
-    buf = np.empty(m, dtype=np.intp)
+    # the search's work arrays (_lgb_search), for two nodes
+    wf = np.empty((5, 2))
+    wb = np.empty((2, 2), dtype=np.bool_)
+    use = np.empty((2, q), dtype=np.bool_)
+    gains = np.empty((2, q))
+    best_f = np.empty(2, dtype=np.intp)
+    best_pos = np.empty(2, dtype=np.intp)
+    best_sums = np.empty((2, 3))
+    sets = np.zeros((2, cat.size, max(1, ip[1])), dtype=np.intp)
+    sizes = np.zeros((2, cat.size), dtype=np.intp)
+    pos = np.zeros((2, q), dtype=np.intp)
+    left = np.zeros((2, q), dtype=np.bool_)
+    sums = np.zeros((3, 2, q))
     perm[:] = rows_in
     kids[:, :] = -1
     seg[0, 0], seg[0, 1] = 0, m
     nG[0], nH[0] = G0, H0
     value[0] = 0.0  # LightGBM: a tree that never splits outputs 0
     if (max_depth < 0 or max_depth > 0) and m >= min_split:
-        one = np.empty((3, 1, size))
-        _lgb_histogram(codes, feats, off, perm, g, h, use_hc, h_const, one, 0, root_counts,
-                       ip[8] != 0)
+        _lgb_histogram(codes, feats, off, perm, m == n, g, h, use_hc, h_const, one, 0,
+                       root_counts, ip[8] != 0, gg, hh, acc)
         if ip[8] == 0:
             root_counts[:] = one[2, 0]
         _lgb_fix(one, 0, G0, H0, off, n_bins, fixed_i, fixed_b)
         ids[0] = 0
         _lgb_search(one, ids, 1, nG, nH, seg, usable, off, n_bins, num, cat, cat_pos, is_cat,
-                      kind, zero_bin, many, fp, ip, s_f, s_gain, s_sums, s_cut, s_l2, s_usable, table)
+                    kind, zero_bin, many, fp, ip, s_f, s_gain, s_sums, s_cut, s_l2, s_usable,
+                    table, wf, wb, use, gains, best_f, best_pos, best_sums, sets, sizes, pos,
+                    left, sums)
         if s_f[0] >= 0:
             slot[0] = free.pop()
             pool[:, slot[0]] = one[:, 0]
@@ -312,8 +344,8 @@ def grow_tree(codes, feats, off, n_bins, num, cat, cat_pos, is_cat, kind, zero_b
             # as the finder: the smaller child built (the right one unless the left has
             # strictly fewer rows), the larger the parent's minus it
             small, large = (L, R) if nl < b - a - nl else (R, L)
-            _lgb_histogram(codes, feats, off, perm[seg[small, 0]:seg[small, 1]], g, h, use_hc,
-                           h_const, pair, 0, root_counts, False)
+            _lgb_histogram(codes, feats, off, perm[seg[small, 0]:seg[small, 1]], False, g, h,
+                           use_hc, h_const, pair, 0, root_counts, False, gg, hh, acc)
             for j in range(size):  # family_histograms's subtraction
                 pair[2, 1, j] = pool[2, ps, j] - pair[2, 0, j]
                 pair[0, 1, j] = pool[0, ps, j] - pair[0, 0, j]
@@ -325,8 +357,9 @@ def grow_tree(codes, feats, off, n_bins, num, cat, cat_pos, is_cat, kind, zero_b
                     pair[r, 1, j] = pool[r, ps, j] - pair[r, 0, j]
             ids[0], ids[1] = small, large
             _lgb_search(pair, ids, 2, nG, nH, seg, usable, off, n_bins, num, cat, cat_pos,
-                          is_cat, kind, zero_bin, many, fp, ip, s_f, s_gain, s_sums, s_cut,
-                          s_l2, s_usable, table)
+                        is_cat, kind, zero_bin, many, fp, ip, s_f, s_gain, s_sums, s_cut,
+                        s_l2, s_usable, table, wf, wb, use, gains, best_f, best_pos, best_sums,
+                        sets, sizes, pos, left, sums)
             for t in range(2):
                 c = ids[t]
                 if seg[c, 1] - seg[c, 0] < min_split:
@@ -353,6 +386,37 @@ def grow_tree(codes, feats, off, n_bins, num, cat, cat_pos, is_cat, kind, zero_b
     return n_nodes
 
 
+@_jit
+def softmax_gradients(e, cls, w32, scale, g, h):
+    """:meth:`LgbSoftmaxLoss.gradient_hessian <rulegen.learn.ensembles.lgbm_losses.LgbSoftmaxLoss>`
+    after its exp, in two passes where numpy makes ten: ``e`` (n, K) the rows' exps
+    (Fortran order), ``cls`` each row's class, ``w32`` the float32 weights (empty: all 1).
+    The same operations in the same order: each row's exps added class by class, p = e /
+    sum, g = p - 1 for the row's class and p for the others, h = (scale p) (1 - p), both
+    times the weight, rounded to float32; into ``g``, ``h`` (n, K)."""
+    n, K = e.shape
+    total = e[:, 0].copy()
+    for k in range(1, K):
+        for r in range(n):
+            total[r] += e[r, k]
+    weighted = w32.size > 0
+    for k in range(K):
+        for r in range(n):
+            p = e[r, k] / total[r]
+            gv = p - 1.0 if cls[r] == k else p
+            hv = scale * p * (1.0 - p)
+            if weighted:
+                gv = gv * w32[r]
+                hv = hv * w32[r]
+            g[r, k] = np.float64(np.float32(gv))
+            h[r, k] = np.float64(np.float32(hv))
+
+
+def work_sizes(num_leaves: int, size: int, m: int) -> tuple[int, int]:
+    """(floats, ints) :func:`grow_tree`'s ``fwork`` and ``iwork`` need."""
+    return 3 * (num_leaves + 1) * size + 12 * size + 2 * m, m
+
+
 def available() -> bool:
     """Whether lightgbm_style grows its trees here (numba loaded, ``USE``)."""
     return USE and kernels.enabled()
@@ -375,8 +439,14 @@ class TreeGrower:
         self.w = w
         self.unit_weights = bool(np.all(w == 1.0))
         self._every = None  # the context of trees that use every feature
-        self.tests = {}  # (feature, cut) -> its NumericTest, shared by the fit's trees
+        # a fit's tests, shared by its trees: (feature << 32) | cut -> NumericTest,
+        # (feature, goes-left bins as bytes) -> CategoricalTest
+        self.tests = {}
         self.root_counts = None
+        self.fwork = self.iwork = np.zeros(0)  # grow_tree's buffers, kept for the fit
+        # id(nodes) -> (nodes, 1, split features) of the trees whose arrays to_tree checked
+        # for everything validate's per-node check would (validate's ``plain``)
+        self.plain = {}
 
     def _context(self, feats) -> tuple:
         bins = self.bins
@@ -433,45 +503,18 @@ class TreeGrower:
         seg = np.zeros((M, 2), dtype=np.intp)
         perm = np.empty(m, dtype=np.intp)
         out = np.empty(n)
+        nf, ni = work_sizes(self.num_leaves, size, m)
+        if self.fwork.size < nf or self.iwork.size < ni:
+            self.fwork, self.iwork = np.empty(nf), np.empty(ni, dtype=np.intp)
         count = grow_tree(self.bins.codes, *arrays, size, g, h, np.asarray(rows, dtype=np.intp),
                           fp, ip, counts, kids, loc, cut, table, value, seg, perm,
-                          out)
+                          out, self.fwork, self.iwork)
         if every and not np.isnan(counts[0]):
             self.root_counts = counts
         return self.to_tree(arrays, count, kids, loc, cut, table, value, seg, perm), out
 
     def to_tree(self, arrays, count, kids, loc, cut, table, value, seg, perm) -> Tree:
-        """The builder's IR nodes from :func:`grow_tree`'s arrays."""
-        feats, n_bins, is_cat = arrays[0], arrays[2], arrays[6]
-        edges, tests = self.bins.edges, self.tests
-        if self.unit_weights:
-            support = (seg[:count, 1] - seg[:count, 0]).astype(np.float64).tolist()
-        else:
-            # numpy's sum of the node's rows in the finder's order, for its bits: the root's
-            # rows ascend and every division is stable, so a node's rows ascend there
-            w = self.w
-            support = [float(w[np.sort(perm[a:b])].sum()) for a, b in seg[:count].tolist()]
-        locs = loc[:count]
-        # where missing values go: the goes-left table's last slot (the missing bin)
-        miss = table[np.arange(count), n_bins[locs]].tolist()
-        values, locs, cuts = value[:count].tolist(), locs.tolist(), cut[:count].tolist()
-        feats, n_bins, is_cat = feats.tolist(), n_bins.tolist(), is_cat.tolist()
-        nodes = []
-        for n, (left, right) in enumerate(kids[:count].tolist()):
-            if left < 0:
-                nodes.append(Leaf((values[n],), support[n]))
-                continue
-            i = locs[n]
-            f, nb = feats[i], n_bins[i]
-            if is_cat[i]:
-                test = CategoricalTest(f, tuple(np.flatnonzero(table[n, :nb]).tolist()))
-            else:
-                key = (f << 32) | cuts[n]
-                test = tests.get(key)
-                if test is None:  # bins <= cut go left; the last value bin: every value
-                    t = np.inf if cuts[n] == nb - 1 else float(edges[f][cuts[n]])
-                    # LightGBM reads |x| <= ZERO as 0: only the bound -ZERO tells them apart
-                    test = NumericTest(f, "<" if t == -ZERO else "<=", t, "float64")
-                    tests[key] = test
-            nodes.append(Split(test, (left, right), _DEFAULT[miss[n]], None, support[n]))
-        return Tree(tuple(nodes))
+        """The builder's IR nodes from :func:`grow_tree`'s arrays
+        (:func:`lgbm_ir.tree_from_arrays`)."""
+        return lgbm_ir.tree_from_arrays(self, arrays, count, kids, loc, cut, table, value,
+                                        seg, perm)

@@ -43,9 +43,9 @@ from rulegen.learn.base import (
     is_real,
     make_model,
 )
-from rulegen.learn.splits.criteria import CLASSIFICATION_CRITERIA
 from rulegen.learn.ensembles.forest import TreeGrower, tree_spec
 from rulegen.learn.importance import impurity_importances
+from rulegen.learn.splits.criteria import CLASSIFICATION_CRITERIA
 
 _PARAMS = ("n_estimators", "learning_rate", "criterion", "splitter", "max_depth",
            "min_samples_split", "min_samples_leaf", "min_weight_fraction_leaf", "max_features",

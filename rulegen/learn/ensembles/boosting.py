@@ -274,7 +274,8 @@ class BoostingEstimator(Estimator):
                        stop_when_constant=settings.get("stop_when_constant", False))
         self.model_ = make_model(names, cat_labels, target, result.trees, self._algorithm,
                                  self._model_params(), n, link=loss.link,
-                                 base_score=tuple(float(b) for b in result.base_score))
+                                 base_score=tuple(float(b) for b in result.base_score),
+                                 plain=self._plain_trees(result.trees))
         self._set_fitted(fitted, names)
         self.loss_ = loss  # as left by the last round (Huber: its last delta)
         self.n_estimators_ = result.n_rounds
@@ -286,6 +287,11 @@ class BoostingEstimator(Estimator):
     def _model_params(self):
         """The parameters the model records: n_jobs decides the time only, not the model."""
         return {k: v for k, v in self.get_params().items() if k != "n_jobs"}
+
+    def _plain_trees(self, trees) -> dict | None:
+        """``validate``'s ``plain`` for ``trees`` (the model's): those whose nodes the tree
+        fitter built from arrays it checked in bulk. None: every node is checked."""
+        return None
 
     def _fit_constant(self, names, cat_labels, target, fitted, w, n):
         """One class in y: one leaf that gives it probability 1 (as CART, C4.5 and the forest

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import gc
 import math
-from itertools import repeat
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 
@@ -46,6 +46,8 @@ from rulegen.learn.base import (
     resolve_max_features,
 )
 from rulegen.learn.compiled import cart_kernels
+from rulegen.learn.ensembles.oblique import ObliqueSplitFinder, input_scale
+from rulegen.learn.importance import impurity_importances, r2
 from rulegen.learn.splits.builder import (
     GrowthLimits,
     NumericSplitFinder,
@@ -60,8 +62,6 @@ from rulegen.learn.splits.criteria import (
     Gini,
     SquaredError,
 )
-from rulegen.learn.importance import impurity_importances, r2
-from rulegen.learn.ensembles.oblique import ObliqueSplitFinder, input_scale
 from rulegen.learn.threads import threads as _threads
 
 # --- parameters shared with AdaBoost ---------------------------------------------------

@@ -44,6 +44,11 @@ from rulegen.learn.ensembles.boosting import (
     check_fraction,
     leaf_index,
 )
+from rulegen.learn.ensembles.losses import (
+    CLASSIFICATION_LOSSES,
+    REGRESSION_LOSSES,
+    make_loss,
+)
 from rulegen.learn.splits.builder import (
     GrowthLimits,
     NumericSplitFinder,
@@ -54,7 +59,6 @@ from rulegen.learn.splits.builder import (
 )
 from rulegen.learn.splits.categorical import CartSplitFinder
 from rulegen.learn.splits.criteria import SquaredError
-from rulegen.learn.ensembles.losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES, make_loss
 
 # presorted orders (features x rows) from which trees divide them in place: 4 MB of int32
 IN_PLACE_MIN = 1 << 20

@@ -38,7 +38,6 @@ import math
 
 import numpy as np
 
-from rulegen.learn.compiled import lgbm_kernels
 from rulegen.learn.base import (
     ClassifierMixin,
     RegressorMixin,
@@ -47,11 +46,20 @@ from rulegen.learn.base import (
     check_seed,
     is_real,
 )
+from rulegen.learn.compiled import lgbm_kernels
+from rulegen.learn.ensembles.boosting import (
+    BoostingEstimator,
+    check_count,
+    check_fraction,
+)
+from rulegen.learn.ensembles.lgbm_losses import (
+    LgbBinaryLogLoss,
+    LgbSoftmaxLoss,
+    LgbSquaredError,
+)
 from rulegen.learn.splits.binning import bin_features
-from rulegen.learn.ensembles.boosting import BoostingEstimator, check_count, check_fraction
 from rulegen.learn.splits.builder import GrowthLimits, TreeBuilder
 from rulegen.learn.splits.histogram import HistogramSplitFinder, SplitParams
-from rulegen.learn.ensembles.lgbm_losses import LgbBinaryLogLoss, LgbSoftmaxLoss, LgbSquaredError
 
 _PARAMS = ("n_estimators", "learning_rate", "num_leaves", "max_depth", "min_child_samples",
            "min_child_weight", "reg_lambda", "min_split_gain", "max_bin", "subsample",
@@ -96,13 +104,28 @@ class _LightGBMStyle(BoostingEstimator):
             categories=None, progress=None):
         """As :meth:`BoostingEstimator.fit`; also sets ``train_raw_``: the raw scores of the
         training rows as the booster accumulated them (None with early stopping)."""
-        self._raw = None
+        self._raw = self._grower = None
         super().fit(X, y, sample_weight=sample_weight, feature_names=feature_names,
                     categorical_features=categorical_features, categories=categories,
                     progress=progress)
-        self.train_raw_ = self._raw if self.early_stopping_rounds is None else None
-        del self._raw
+        # boost()'s own scores, which it updates in place tree by tree with each tree's
+        # ``out``: the booster's, as the bins divided the rows
+        raw = self._raw
+        self.train_raw_ = None if self.early_stopping_rounds is not None or raw is None else raw.copy()
+        del self._raw, self._grower
         return self
+
+    def _plain_trees(self, trees):
+        """The trees the compiled grower built from arrays it checked (validate's ``plain``):
+        boost() keeps each tree's nodes, in a Tree of its own."""
+        if self._grower is None:
+            return None
+        plain = {}
+        for i, t in enumerate(trees):
+            entry = self._grower.plain.get(id(t.nodes))
+            if entry is not None and entry[0] is t.nodes:
+                plain[i] = entry[1:]
+        return plain
 
     def _settings(self, n, p):
         lr = self.learning_rate
@@ -153,6 +176,7 @@ class _LightGBMStyle(BoostingEstimator):
         # with numba, a whole tree in one compiled call: the same tree (lgbm_kernels)
         grower = (lgbm_kernels.TreeGrower(bins, params, self.num_leaves, self.max_depth, eta, w)
                   if lgbm_kernels.available() else None)
+        self._grower = grower
 
         def fit_tree(stage):
             feats = all_feats
@@ -169,10 +193,7 @@ class _LightGBMStyle(BoostingEstimator):
                 tree = TreeBuilder(finder, finder.summarize, limits).build(finder.root(rows))
                 out = finder.leaf_values(tree, n)
                 finder.release()
-            if self._raw is None:  # the round-0 scores are the base score
-                self._raw = stage.raw.copy()
-            k = stage.output
-            self._raw[:, k] = self._raw[:, k] + out  # boost()'s own update (tree weight 1)
+            self._raw = stage.raw  # (read after boost() ends: a copy per tree costs a pass)
             return tree, out
 
         return fit_tree

@@ -30,6 +30,7 @@ import math
 import numpy as np
 
 from rulegen.errors import LearnerError
+from rulegen.learn.compiled import kernels, lgbm_kernels
 from rulegen.learn.ensembles.losses import BinaryLogLoss, SoftmaxLoss, SquaredError
 
 K_EPSILON = float(np.float32(1e-15))  # LightGBM's kEpsilon, a float
@@ -58,8 +59,24 @@ class _Weighted:
     def begin_round(self, Y, F, w):
         self.w32 = None if np.all(w == 1.0) else _f32(w)
 
+    def value(self, Y, F, w) -> float:
+        """:meth:`Loss.value` (``np.average`` of the per-row loss) to the bit, with one
+        output computed on its column: the (n, 1) arrays' row sums and ``np.average``'s
+        checks cost more than the loss (every round computes it for ``train_score_``)."""
+        if F.shape[1] != 1:
+            return super().value(Y, F, w)
+        a = self.pointwise_one(Y[:, 0], F[:, 0])
+        total = w.sum()
+        if total == 0.0:
+            return super().value(Y, F, w)  # (numpy's error)
+        return float(np.multiply(a, w).sum() / total)
+
 
 class LgbSquaredError(_Weighted, SquaredError):
+    @staticmethod
+    def pointwise_one(y, f):  # SquaredError.pointwise of one output
+        return 0.5 * ((y - f) ** 2)
+
     def gradient_hessian(self, Y, F):
         y = _f32(Y)
         if self.w32 is None:
@@ -86,6 +103,10 @@ class LgbSquaredError(_Weighted, SquaredError):
 
 
 class LgbBinaryLogLoss(_Weighted, BinaryLogLoss):
+    @staticmethod
+    def pointwise_one(y, f):  # BinaryLogLoss.pointwise of one output
+        return np.logaddexp(0.0, f) - y * f
+
     def gradient_hessian(self, Y, F):
         label = np.where(Y > 0.5, 1.0, -1.0)
         with np.errstate(over="ignore"):
@@ -107,25 +128,102 @@ class LgbBinaryLogLoss(_Weighted, BinaryLogLoss):
         return np.array([_start(math.log(p / (1.0 - p)))])
 
 
+FEW = 8  # numpy adds a row of fewer values than this in order (its pairwise sum's base case)
+
+
+def _row_max(F):
+    """``F.max(axis=1)``, column by column for few classes, where numpy's reduction along
+    short rows costs more than the arithmetic. The maxima are the same (raw scores are
+    never NaN); of a +0 and a -0 either may come back, which no use here can tell apart:
+    ``x - max`` is x but for x = +-0, where exp(+-0) is 1 either way."""
+    if F.shape[1] >= FEW:
+        return F.max(axis=1)
+    m = F[:, 0]
+    for k in range(1, F.shape[1]):
+        m = np.maximum(m, F[:, k])
+    return m
+
+
+def _row_sum(A):
+    """``A.sum(axis=1)`` for fewer than FEW columns: their values added in order, as numpy
+    does (and the same bits)."""
+    s = A[:, 0].copy()
+    for k in range(1, A.shape[1]):
+        s += A[:, k]
+    return s
+
+
 class LgbSoftmaxLoss(_Weighted, SoftmaxLoss):
     def __init__(self, n_classes: int):
         super().__init__(n_classes, n_classes / (n_classes - 1.0))
+        self._y = None  # (Y, where Y is 1, each row's class): _classes
+
+    def value(self, Y, F, w) -> float:
+        """:meth:`SoftmaxLoss.pointwise` averaged as :meth:`Loss.value`, to the bit; with few
+        classes by columns (every round computes it for ``train_score_``)."""
+        total = w.sum()
+        if total == 0.0:
+            return super().value(Y, F, w)
+        if F.shape[1] >= FEW:  # SoftmaxLoss.pointwise with one (n, K) array, not three
+            m = F.max(axis=1)
+            t = F - m[:, None]
+            lse = m + np.log(np.exp(t, out=t).sum(axis=1))
+            a = lse - np.multiply(Y, F, out=t).sum(axis=1)
+            return float(np.multiply(a, w).sum() / total)
+        m = _row_max(F)
+        t = F - m[:, None]
+        lse = m + np.log(_row_sum(np.exp(t, out=t)))
+        a = lse - _row_sum(np.multiply(Y, F, out=t))
+        return float(np.multiply(a, w).sum() / total)
 
     @staticmethod
-    def probabilities(F):
-        e = np.exp(F - F.max(axis=1, keepdims=True))
+    def exps(F):
+        """``exp(F - max)`` of every row, in Fortran order (class by class in memory, as
+        LightGBM keeps its gradients): a tree reads its class's column, which in a row-major
+        array would take a cache line per row with many classes."""
+        e = np.empty(F.shape, order="F")
+        np.subtract(F, _row_max(F)[:, None], out=e)
+        return np.exp(e, out=e)
+
+    @classmethod
+    def probabilities(cls, F):
+        """LightGBM's softmax of every row (Fortran order), computed in place: with many
+        classes each (n, K) array costs as much as its arithmetic."""
+        e = cls.exps(F)
         total = e[:, 0].copy()
         for k in range(1, e.shape[1]):  # the classes in order, as LightGBM's loop
             total += e[:, k]
-        return e / total[:, None]
+        e /= total[:, None]
+        return e
+
+    def _classes(self, Y):
+        """(where Y is 1, each row's class or None), for the fit's targets (one array)."""
+        if self._y is None or self._y[0] is not Y:
+            where = np.nonzero(Y > 0.5)
+            one_each = len(where[0]) == len(Y) and np.array_equal(where[0], np.arange(len(Y)))
+            self._y = (Y, where, where[1].astype(np.intp) if one_each else None)
+        return self._y[1], self._y[2]
 
     def gradient_hessian(self, Y, F):
+        where, classes = self._classes(Y)
+        if classes is not None and kernels.enabled():  # the same numbers, compiled
+            e = self.exps(F)
+            g, h = np.empty(F.shape, order="F"), np.empty(F.shape, order="F")
+            w32 = np.zeros(0) if self.w32 is None else self.w32
+            lgbm_kernels.softmax_gradients(e, classes, w32, self.hessian_scale, g, h)
+            return g, h
         p = self.probabilities(F)
-        g = np.where(Y > 0.5, p - 1.0, p)
-        h = self.hessian_scale * p * (1.0 - p)
+        # LightGBM's p - 1 for the row's class, p for the others (p - 0, the same bits)
+        g = p.copy(order="F")
+        g[where] -= 1.0
+        h = self.hessian_scale * p
+        h *= np.subtract(1.0, p, out=p)  # scale p (1 - p)
         if self.w32 is not None:
-            g, h = g * self.w32[:, None], h * self.w32[:, None]
-        return _f32(g), _f32(h)
+            g *= self.w32[:, None]
+            h *= self.w32[:, None]
+        g[...] = g.astype(np.float32)  # rounded to float32 as LightGBM keeps them
+        h[...] = h.astype(np.float32)
+        return g, h
 
     def init_score(self, Y, w):
         if np.all(w == 1.0):

@@ -36,7 +36,9 @@ def fixed_bins(XT, w, max_bin: int, presort):
     histograms and divisions read one feature's bins of many rows). A cut of zero is +0.0. ``presort()`` gives the rows
     sorted by every feature (:func:`rulegen.learn.splits.builder.presort`); asked only when the
     weights are not all 1.0 (else sorting the values is enough, and much faster)."""
-    from rulegen.learn.ensembles.newton import quantile_bins  # (newton imports this module)
+    from rulegen.learn.ensembles.newton import (
+        quantile_bins,  # (newton imports this module)
+    )
 
     p, N = XT.shape
     kind = np.uint16 if max_bin <= np.iinfo(np.uint16).max else np.int32

@@ -29,7 +29,6 @@ import math
 import numpy as np
 
 from rulegen.ir.nodes import Leaf
-from rulegen.learn.compiled import kernels
 from rulegen.learn.base import (
     ClassifierMixin,
     RegressorMixin,
@@ -38,18 +37,23 @@ from rulegen.learn.base import (
     check_seed,
     is_real,
 )
+from rulegen.learn.compiled import kernels
 from rulegen.learn.ensembles.boosting import (
     BoostingEstimator,
     check_count,
     check_fraction,
     leaf_index,
 )
-from rulegen.learn.splits.builder import GrowthLimits, TreeBuilder, presort
 from rulegen.learn.ensembles.losses import make_loss
-from rulegen.learn.ensembles.newton import NewtonSplitFinder, quantile_bins, sorted_values
+from rulegen.learn.ensembles.newton import (
+    NewtonSplitFinder,
+    quantile_bins,
+    sorted_values,
+)
 from rulegen.learn.ensembles.newton_hist import fixed_bins
 from rulegen.learn.ensembles.newton_prune import finish_tree
 from rulegen.learn.sklearn_api import deprecated_names
+from rulegen.learn.splits.builder import GrowthLimits, TreeBuilder, presort
 from rulegen.learn.threads import FeatureThreads, threads
 
 _PARAMS = ("n_estimators", "learning_rate", "max_depth", "reg_lambda", "gamma",

@@ -46,7 +46,6 @@ import numpy as np
 from rulegen.learn.compiled.kernels import EPS
 
 
-
 @dataclass(frozen=True)
 class SplitParams:
     reg_lambda: float = 0.0

@@ -45,11 +45,6 @@ from typing import ClassVar
 
 import numpy as np
 
-from rulegen.learn.compiled import cart_kernels
-
-from rulegen.learn.ensembles import forest
-
-from rulegen.learn.trees import pruning
 from rulegen.learn.base import (
     ClassifierMixin,
     Estimator,
@@ -59,11 +54,14 @@ from rulegen.learn.base import (
     is_int,
     make_model,
 )
+from rulegen.learn.compiled import cart_kernels
+from rulegen.learn.ensembles import forest
+from rulegen.learn.sklearn_api import deprecated_names
 from rulegen.learn.splits.builder import GrowthLimits, NumericSplitFinder, TreeBuilder
 from rulegen.learn.splits.categorical import CartSplitFinder
 from rulegen.learn.splits.criteria import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA
+from rulegen.learn.trees import pruning
 from rulegen.learn.trees.pruning_cv import check_pruning, post_prune
-from rulegen.learn.sklearn_api import deprecated_names
 from rulegen.learn.trees.surrogates import SurrogateSplitFinder
 
 # --- estimators ---------------------------------------------------------------------
