@@ -89,3 +89,27 @@ def test_regression_targets_beyond_the_limit_are_refused(name):
         w[5] = 2.0
         with pytest.raises(LearnerError, match=r"times the largest weight"):
             getattr(learn, name)().fit(X, y, sample_weight=w)
+
+
+def test_a_bootstrap_of_zero_weight_rows_draws_again():
+    # scikit-learn's one-label check: half the rows weigh 0; seed 162 draws tree 0's first
+    # sample from those alone (about 1 fit in 300), which failed the fit at random before
+    X = np.random.default_rng(0).uniform(size=(10, 10))
+    y = np.arange(10) % 2
+    w = y.astype(float)
+    est = learn.RandomForestClassifier(5, random_state=162).fit(X, y, sample_weight=w)
+    assert est._draws == {0: 2}
+    assert (est.predict(X) == 1).all()
+    for i in range(5):  # the counts reported are the ones each tree grew from
+        counts = est.sample_counts(i)
+        assert (w * counts > 0).any()
+        assert est.model_.trees[i].nodes[0].samples == float((w * counts).sum())
+    again = learn.RandomForestClassifier(5, random_state=162, n_jobs=2).fit(X, y, sample_weight=w)
+    assert again.model_ == est.model_
+    # one weighted row among 10,000 and samples of one row: every draw misses it
+    Xb = np.zeros((10_000, 1))
+    wb = np.zeros(10_000)
+    wb[0] = 1.0
+    with pytest.raises(LearnerError, match="100 bootstrap samples of tree 0 held only rows"):
+        learn.RandomForestClassifier(1, max_samples=1, random_state=0).fit(
+            Xb, np.arange(10_000) % 2, sample_weight=wb)

@@ -98,6 +98,7 @@ def tree_spec(est, n: int, p: int, criteria: dict, width: int) -> TreeSpec:
 
 _MISSING = {True: DefaultChild(0), False: DefaultChild(1)}  # missing left / right
 _COMPILED_CRITERIA = {Gini: cart_kernels.GINI, SquaredError: cart_kernels.SQUARED}
+_DRAWS = 100  # bootstrap samples a tree may draw before one holds a row of weight
 
 
 # Trees x rows below which a forest (or CART, one tree) keeps the numpy finder (the same
@@ -334,13 +335,23 @@ class _BaseForest(Estimator):
         self._n_draw = n_draw if self.bootstrap else None  # None: no bootstrap
         oob = _OOB(n, width) if self.oob_score else None
 
+        self._draws = {}  # tree -> bootstrap draws made, where more than one
+
         def grow(i):
             rng = np.random.default_rng(self._seeds[i])
-            counts = self._counts(rng, n)
-            wt = w * counts
-            if not (wt > 0).any():
-                raise LearnerError(f"the bootstrap sample of tree {i} holds only rows of zero "
-                                   "weight; raise max_samples or give those rows weight")
+            # a sample of only zero-weight rows has nothing to grow from: the tree draws
+            # again from its own generator (so the fit stays the same for any n_jobs), a few
+            # times, rather than fail at random (few weighted rows and a small max_samples)
+            for draws in range(1, _DRAWS + 1):
+                counts = self._counts(rng, n)
+                wt = w * counts
+                if (wt > 0).any():
+                    break
+            else:
+                raise LearnerError(f"{_DRAWS} bootstrap samples of tree {i} held only rows of "
+                                   "zero weight; raise max_samples or give those rows weight")
+            if draws > 1:
+                self._draws[i] = draws
             return counts, grower.grow(wt, rng)
 
         trees = []
@@ -372,16 +383,19 @@ class _BaseForest(Estimator):
             self._set_oob(oob, T)
         return self
 
-    def _counts(self, rng, n):
+    def _counts(self, rng, n, draws=1):
         if self._n_draw is None:
             return np.ones(n, dtype=np.int64)
-        return np.bincount(rng.integers(0, n, self._n_draw), minlength=n)
+        for _ in range(draws):  # the last of ``draws`` samples (see fit's grow)
+            counts = np.bincount(rng.integers(0, n, self._n_draw), minlength=n)
+        return counts
 
     def sample_counts(self, i: int) -> np.ndarray:
         """How many times each training row is in tree ``i``'s bootstrap sample
         (regenerated from the seeds of the fit; all ones without bootstrap)."""
         self._fitted()
-        return self._counts(np.random.default_rng(self._seeds[i]), self.model_.provenance.n_samples)
+        return self._counts(np.random.default_rng(self._seeds[i]), self.model_.provenance.n_samples,
+                            self._draws.get(i, 1))
 
     def _set_oob(self, oob, T):
         seen = oob.count > 0
