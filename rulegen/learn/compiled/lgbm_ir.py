@@ -1,18 +1,12 @@
-"""The IR of :mod:`rulegen.learn.compiled.lgbm_kernels`' trees (:func:`tree_from_arrays`), with
-leaves and splits made quickly.
+"""The IR of :mod:`rulegen.learn.compiled.lgbm_kernels`' trees (:func:`tree_from_arrays`).
 
-The IR's nodes are frozen dataclasses: their ``__init__`` sets every field through
-``object.__setattr__``, ~1.9 us a leaf and ~2.9 us a split here. A small fit's compiled trees
-cost less than that (credit-g: 100 trees of 61 nodes, ~0.25 ms each grown, ~0.2 ms each
-made into IR), so :func:`leaf` and :func:`split` set the slots directly through their
-descriptors (~0.5 us): the same objects, equal to and hashing as the class's own. They
-are used only while the classes are what they were written for (slots, these fields with
-None defaults, no ``__post_init__``); otherwise they are the classes' constructors.
+A small fit's compiled trees cost less to grow than their IR nodes cost to make through the
+frozen classes' ``__init__`` (credit-g: 100 trees of 61 nodes, ~0.25 ms each grown), so the
+nodes are made in bulk, a field at a time (:func:`rulegen.ir.nodes.nodes_in_bulk`, as the
+forest makes its own).
 """
 
 from __future__ import annotations
-
-import dataclasses
 
 import numpy as np
 
@@ -23,66 +17,11 @@ from rulegen.ir.nodes import (
     NumericTest,
     Split,
     Tree,
+    nodes_in_bulk,
 )
 from rulegen.learn.splits.binning import ZERO
 
 _DEFAULT = {True: DefaultChild(0), False: DefaultChild(1)}  # where missing values go
-_LEAF = ("value", "samples", "distribution", "impurity", "comment")
-_SPLIT = ("test", "children", "missing", "unseen", "samples", "distribution", "impurity",
-          "comment")
-
-
-def _direct(cls, names, given: int) -> bool:
-    """Whether setting ``cls``'s slots directly makes what ``cls(...)`` makes: its fields are
-    ``names`` in order, every one past the first ``given`` None by default, and nothing runs
-    after they are set."""
-    fields = dataclasses.fields(cls)
-    return (tuple(f.name for f in fields) == names
-            and getattr(cls, "__slots__", None) == names
-            and all(f.default is None for f in fields[given:])
-            and not hasattr(cls, "__post_init__")
-            and cls.__new__ is object.__new__)
-
-
-def _makers():
-    new = object.__new__
-    if _direct(Leaf, _LEAF, 1):
-        lv, ls, ld, li, lc = (getattr(Leaf, n).__set__ for n in _LEAF)
-
-        def leaf(value, samples):
-            o = new(Leaf)
-            lv(o, value)
-            ls(o, samples)
-            ld(o, None)
-            li(o, None)
-            lc(o, None)
-            return o
-    else:
-        def leaf(value, samples):
-            return Leaf(value, samples)
-
-    if _direct(Split, _SPLIT, 3):
-        st, sk, sm, su, ss, sd, si, sc = (getattr(Split, n).__set__ for n in _SPLIT)
-
-        def split(test, children, missing, samples):
-            o = new(Split)
-            st(o, test)
-            sk(o, children)
-            sm(o, missing)
-            su(o, None)
-            ss(o, samples)
-            sd(o, None)
-            si(o, None)
-            sc(o, None)
-            return o
-    else:
-        def split(test, children, missing, samples):
-            return Split(test, children, missing, None, samples)
-
-    return leaf, split
-
-
-leaf, split = _makers()  # leaf(value, samples), split(test, children, missing, samples)
 
 
 def tree_from_arrays(grower, arrays, count, kids, loc, cut, table, value, seg, perm) -> Tree:
@@ -110,10 +49,10 @@ def tree_from_arrays(grower, arrays, count, kids, loc, cut, table, value, seg, p
     miss = table[np.arange(count), n_bins[locs]].tolist()
     values, locs, cuts = value[:count].tolist(), locs.tolist(), cut[:count].tolist()
     feats, n_bins, is_cat = feats.tolist(), n_bins.tolist(), is_cat.tolist()
-    nodes = []
+    leaf_at, split_at_ids, tests_of, kids_of, miss_of = [], [], [], [], []
     for n, (left, right) in enumerate(kids[:count].tolist()):
         if left < 0:
-            nodes.append(leaf((values[n],), support[n]))
+            leaf_at.append(n)
             continue
         i = locs[n]
         f, nb = feats[i], n_bins[i]
@@ -131,7 +70,19 @@ def tree_from_arrays(grower, arrays, count, kids, loc, cut, table, value, seg, p
                 # LightGBM reads |x| <= ZERO as 0: only the bound -ZERO tells them apart
                 test = NumericTest(f, "<" if t == -ZERO else "<=", t, "float64")
                 tests[key] = test
-        nodes.append(split(test, (left, right), _DEFAULT[miss[n]], support[n]))
+        split_at_ids.append(n)
+        tests_of.append(test)
+        kids_of.append((left, right))
+        miss_of.append(_DEFAULT[miss[n]])
+    nodes = [None] * count
+    made = nodes_in_bulk(Leaf, len(leaf_at), value=[(values[n],) for n in leaf_at],
+                         samples=[support[n] for n in leaf_at])
+    for n, node in zip(leaf_at, made):
+        nodes[n] = node
+    made = nodes_in_bulk(Split, len(split_at_ids), test=tests_of, children=kids_of,
+                         missing=miss_of, samples=[support[n] for n in split_at_ids])
+    for n, node in zip(split_at_ids, made):
+        nodes[n] = node
     nodes = tuple(nodes)
     if plain:
         grower.plain[id(nodes)] = (nodes, 1, split_feats)

@@ -24,13 +24,12 @@ import math
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import repeat
 
 import numpy as np
 
 from rulegen.errors import LearnerError
 from rulegen.ir import evaluate
-from rulegen.ir.nodes import DefaultChild, Leaf, Split, Tree
+from rulegen.ir.nodes import DefaultChild, Leaf, Split, Tree, nodes_in_bulk
 from rulegen.learn import frames
 from rulegen.learn.base import (
     ClassifierMixin,
@@ -191,11 +190,10 @@ class TreeGrower:
         li, si = np.flatnonzero(~is_split), np.flatnonzero(is_split)
         # the IR in bulk, a field at a time (the frozen classes' __init__ sets each field
         # through object.__setattr__, as long again as the rest): the same objects
-        leaves = list(map(_new, repeat(Leaf, li.size)))
-        splits = list(map(_new, repeat(Split, si.size)))
-        _fill(Leaf, leaves, value=list(map(tuple, leaf_vals[li].tolist())),
-              samples=ws[li].tolist(), impurity=imps[li].tolist(),
-              distribution=list(map(tuple, vals[li].tolist())) if gini else None)
+        leaves = nodes_in_bulk(
+            Leaf, li.size, value=list(map(tuple, leaf_vals[li].tolist())),
+            samples=ws[li].tolist(), impurity=imps[li].tolist(),
+            distribution=list(map(tuple, vals[li].tolist())) if gini else None)
         tests, keys = self.tests, list(zip(feat[si].tolist(), thr[si].tolist()))
         found = list(map(tests.get, keys))
         for k, test in enumerate(found):
@@ -205,10 +203,11 @@ class TreeGrower:
                     test = tests[keys[k]] = float32_test(*keys[k])
                     plain = plain and _plain_threshold(test.threshold)
                 found[k] = test
-        _fill(Split, splits, test=found, children=list(map(tuple, kids[si].tolist())),
-              missing=list(map(_MISSING.__getitem__, mleft[si].tolist())),
-              samples=ws[si].tolist(), impurity=imps[si].tolist(),
-              distribution=list(map(tuple, vals[si].tolist())) if gini else None)
+        splits = nodes_in_bulk(
+            Split, si.size, test=found, children=list(map(tuple, kids[si].tolist())),
+            missing=list(map(_MISSING.__getitem__, mleft[si].tolist())),
+            samples=ws[si].tolist(), impurity=imps[si].tolist(),
+            distribution=list(map(tuple, vals[si].tolist())) if gini else None)
         nodes = [None] * n
         for i, node in zip(li.tolist(), leaves):
             nodes[i] = node
@@ -237,19 +236,6 @@ def _plain_threshold(t: float) -> bool:
     """validate._plain_ok's check of a float32 test's threshold."""
     return type(t) is float and not math.isnan(t) and (
         math.isinf(t) or float(np.float32(t)) == t)
-
-
-_new = object.__new__
-_FIELDS = {cls: cls.__slots__ for cls in (Leaf, Split)}
-
-
-def _fill(cls, objs, **columns):
-    """Set every field of the new (``object.__new__``) ``cls`` objects from the columns, a
-    field left out or given None being None in every object (the dataclass's default)."""
-    for name in _FIELDS[cls]:
-        column = columns.get(name)
-        setter = getattr(cls, name).__set__
-        any(map(setter, objs, repeat(None) if column is None else column))
 
 
 # --- the forest ---------------------------------------------------------------------------
