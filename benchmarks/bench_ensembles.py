@@ -150,7 +150,8 @@ def make(lib, task, cats, p):
         if lib == "lightgbm":
             import lightgbm
             cls = lightgbm.LGBMClassifier if clf else lightgbm.LGBMRegressor
-            return cls(n_jobs=1, verbose=-1, subsample=1.0, colsample_bytree=1.0, **kw), (
+            return cls(n_jobs=p.get("threads", 1), verbose=-1, subsample=1.0,
+                       colsample_bytree=1.0, **kw), (
                 {"categorical_feature": cats} if cats else {})
         if lib == "sklearn_hgb":
             from sklearn import ensemble

@@ -76,7 +76,7 @@ def fit(task, params, cats, weighted, seed):
 @pytest.mark.parametrize("case", range(len(CASES)))
 def test_compiled_trees_are_the_builders(case, monkeypatch):
     task, params, cats, weighted = CASES[case]
-    grown = counting(monkeypatch, lgbm_kernels.TreeGrower, "grow")
+    grown = counting(monkeypatch, lgbm_kernels.TreeGrower, "run")
     fast = fit(task, params, cats, weighted, case)
     monkeypatch.setattr(lgbm_kernels, "USE", False)
     slow = fit(task, params, cats, weighted, case)
@@ -115,7 +115,7 @@ def test_equal_gains_between_leaves_go_as_the_builder_takes_them(monkeypatch):
 def test_the_grower_grows_every_tree_and_stops_as_lightgbm(monkeypatch):
     """Every tree of a fit comes from the compiled grower; a fit where no tree can split
     after the first round stops there, as with the builder."""
-    grown = counting(monkeypatch, lgbm_kernels.TreeGrower, "grow")
+    grown = counting(monkeypatch, lgbm_kernels.TreeGrower, "run")
     X, y = data(0, 400, "multiclass")
     est = LightGBMStyleClassifier(n_estimators=7).fit(X, y)
     assert len(grown) == len(est.model_.trees) == 21
@@ -130,9 +130,9 @@ def test_histograms_past_the_pool_limit_go_through_the_finder(monkeypatch):
     """A fit whose open leaves' histograms would pass POOL_LIMIT is grown by the finder
     and the builder: the same model, and the compiled grower never runs."""
     grown = []
-    grow = lgbm_kernels.TreeGrower.grow
-    monkeypatch.setattr(lgbm_kernels.TreeGrower, "grow",
-                        lambda self, *a: grown.append(1) or grow(self, *a))
+    run = lgbm_kernels.TreeGrower.run
+    monkeypatch.setattr(lgbm_kernels.TreeGrower, "run",
+                        lambda self, *a: grown.append(1) or run(self, *a))
     X, y = data(3, 300, "binary")
     fast = LightGBMStyleClassifier(n_estimators=4).fit(X, y, categorical_features=[7])
     assert len(grown) == 4

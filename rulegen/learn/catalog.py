@@ -163,7 +163,9 @@ CATALOG: dict[str, LearnerInfo] = {
          "validation_fraction": "share of rows held out for early stopping",
          "early_stopping_rounds": "stop after this many rounds without a better validation "
                                   "loss, keeping the best (None: no early stopping)",
-         "random_state": "seed for sampling, the validation split and the bin sample"}),
+         "random_state": "seed for sampling, the validation split and the bin sample",
+         "n_jobs": "threads growing a round's class trees (three or more classes, compiled "
+                   "kernels only): None (1), a count, -1 every core (the same model)"}),
     "id3": LearnerInfo(
         "id3", "ID3: information gain, one branch per category, categorical features only",
         "rulegen.learn.trees.id3:ID3Classifier", None,

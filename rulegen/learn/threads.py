@@ -1,6 +1,7 @@
-"""``n_jobs`` for the learners: how many threads (scikit-learn's meaning), and
+"""``n_jobs`` for the learners: how many threads (scikit-learn's meaning);
 :class:`FeatureThreads`, which runs a node's per-feature work in chunks of features on
-several threads.
+several threads (xgboost_style); :func:`run_all`, which runs any few tasks at once
+(lightgbm_style's trees of a round's classes).
 
 The per-feature kernels (:mod:`rulegen.learn.compiled.kernels`, :mod:`rulegen.learn.compiled.kernels_newton`)
 are compiled with ``nogil=True``: while one runs, the interpreter lock is free, so threads
@@ -67,33 +68,44 @@ class FeatureThreads:
         return [(q * i // k, q * (i + 1) // k) for i in range(k)]
 
     def run(self, work, q: int, cells: int) -> None:
-        """``work(start, stop)`` for every chunk of the ``q`` features, the first chunk in
-        the caller's thread; returns when all are done (the first error is raised). A chunk
-        no pool thread has started when the caller is done with its own, the caller does
-        too: on a busy machine a thread that is not given a core soon makes no one wait."""
+        """``work(start, stop)`` for every chunk of the ``q`` features (:func:`run_all`);
+        returns when all are done."""
         parts = self.chunks(q, cells)
         if len(parts) == 1:
             work(0, q)
             return
-        from concurrent.futures import wait
+        run_all([lambda a=a, b=b: work(a, b) for a, b in parts], self.n)
 
-        pool = _executor(self.n - 1)
-        futures = [pool.submit(work, a, b) for a, b in parts[1:]]
-        try:
-            work(*parts[0])
-            for f, part in zip(futures, parts[1:]):
-                if f.cancel():  # not started yet: done here instead
-                    work(*part)
-        finally:
-            # all finished before any output array is read or freed (a cancelled one never
-            # runs; wait() would wait for a pool thread to take it off the queue). After an
-            # error here, chunks not started are not started at all.
-            for f in futures:
-                f.cancel()
-            started = [f for f in futures if not f.cancelled()]
-            wait(started)
-        for f in started:
-            f.result()
+
+def run_all(tasks, n: int) -> None:
+    """Call every one of ``tasks`` (callables taking no argument), the first in the caller's
+    thread and the others on ``n - 1`` threads of the pool :func:`_executor`; returns when all
+    are done (the first error is raised). A task no pool thread has started when the caller
+    is done with its own, the caller does too: on a busy machine a thread that is not given
+    a core soon makes no one wait."""
+    if len(tasks) <= 1 or n <= 1:
+        for task in tasks:
+            task()
+        return
+    from concurrent.futures import wait
+
+    pool = _executor(n - 1)
+    futures = [pool.submit(task) for task in tasks[1:]]
+    try:
+        tasks[0]()
+        for f, task in zip(futures, tasks[1:]):
+            if f.cancel():  # not started yet: done here instead
+                task()
+    finally:
+        # all finished before any output array is read or freed (a cancelled one never
+        # runs; wait() would wait for a pool thread to take it off the queue). After an
+        # error here, tasks not started are not started at all.
+        for f in futures:
+            f.cancel()
+        started = [f for f in futures if not f.cancelled()]
+        wait(started)
+    for f in started:
+        f.result()
 
 
 SERIAL = FeatureThreads(1)  # one thread: the work in the caller's, no pool ever started

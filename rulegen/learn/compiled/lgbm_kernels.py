@@ -393,7 +393,8 @@ def softmax_gradients(e, cls, w32, scale, g, h):
     (Fortran order), ``cls`` each row's class, ``w32`` the float32 weights (empty: all 1).
     The same operations in the same order: each row's exps added class by class, p = e /
     sum, g = p - 1 for the row's class and p for the others, h = (scale p) (1 - p), both
-    times the weight, rounded to float32; into ``g``, ``h`` (n, K)."""
+    times the weight, rounded to float32; into ``g``, ``h`` (n, K). ``g`` may be ``e``
+    itself: each exp is read once, before its gradient is written there."""
     n, K = e.shape
     total = e[:, 0].copy()
     for k in range(1, K):
@@ -412,6 +413,9 @@ def softmax_gradients(e, cls, w32, scale, g, h):
             h[r, k] = np.float64(np.float32(hv))
 
 
+_NONE_F, _NONE_I = np.zeros(0), np.zeros(0, dtype=np.intp)  # a slot before its first tree
+
+
 def work_sizes(num_leaves: int, size: int, m: int) -> tuple[int, int]:
     """(floats, ints) :func:`grow_tree`'s ``fwork`` and ``iwork`` need."""
     return 3 * (num_leaves + 1) * size + 12 * size + 2 * m, m
@@ -423,8 +427,9 @@ def available() -> bool:
 
 
 class TreeGrower:
-    """What :func:`grow_tree` reads of one fit's bins and parameters; :meth:`grow` grows
-    one tree. ``params``: :class:`~rulegen.learn.splits.histogram_scan.SplitParams`."""
+    """What :func:`grow_tree` reads of one fit's bins and parameters; a tree grows through
+    :meth:`start`, :meth:`run` and :meth:`finish`. ``params``:
+    :class:`~rulegen.learn.splits.histogram_scan.SplitParams`."""
 
     def __init__(self, bins, params, num_leaves: int, max_depth, scale: float, w):
         self.bins, self.num_leaves = bins, int(num_leaves)
@@ -443,7 +448,8 @@ class TreeGrower:
         # (feature, goes-left bins as bytes) -> CategoricalTest
         self.tests = {}
         self.root_counts = None
-        self.fwork = self.iwork = np.zeros(0)  # grow_tree's buffers, kept for the fit
+        # grow_tree's buffers, kept for the fit: slot -> (floats, ints), one slot a thread
+        self.work = {}
         # id(nodes) -> (nodes, 1, split features) of the trees whose arrays to_tree checked
         # for everything validate's per-node check would (validate's ``plain``)
         self.plain = {}
@@ -479,9 +485,11 @@ class TreeGrower:
             return self._every
         return self._context(np.asarray(feats, dtype=np.intp))
 
-    def grow(self, ctx, rows, g, h) -> tuple[Tree, np.ndarray]:
-        """(the IR tree, every training row's leaf value), as the builder and
-        :meth:`HistogramSplitFinder.leaf_values` give them."""
+    def start(self, ctx, rows, g, h) -> list:
+        """One tree's arguments and output arrays: a tree grows in three steps, ``start``,
+        :meth:`run` (several trees may run at once on threads, each in its own ``slot``) and
+        :meth:`finish`, which gives the IR tree and every training row's leaf value, as the
+        builder and :meth:`HistogramSplitFinder.leaf_values` give them."""
         arrays, size, width, _ = ctx
         n, m = len(g), len(rows)
         if not self.unit_weights and m > 1 and not np.all(rows[1:] > rows[:-1]):
@@ -495,22 +503,31 @@ class TreeGrower:
         if counts is None:
             counts = np.full(size, np.nan)  # (stays NaN if the root is not searched)
         M = 2 * self.num_leaves - 1
-        kids = np.empty((M, 2), dtype=np.intp)
-        loc = np.zeros(M, dtype=np.intp)
-        cut = np.zeros(M, dtype=np.intp)
-        table = np.zeros((M, width), dtype=np.bool_)
-        value = np.zeros(M)
-        seg = np.zeros((M, 2), dtype=np.intp)
-        perm = np.empty(m, dtype=np.intp)
-        out = np.empty(n)
-        nf, ni = work_sizes(self.num_leaves, size, m)
-        if self.fwork.size < nf or self.iwork.size < ni:
-            self.fwork, self.iwork = np.empty(nf), np.empty(ni, dtype=np.intp)
-        count = grow_tree(self.bins.codes, *arrays, size, g, h, np.asarray(rows, dtype=np.intp),
-                          fp, ip, counts, kids, loc, cut, table, value, seg, perm,
-                          out, self.fwork, self.iwork)
+        outputs = (np.empty((M, 2), dtype=np.intp), np.zeros(M, dtype=np.intp),  # kids, loc
+                   np.zeros(M, dtype=np.intp), np.zeros((M, width), dtype=np.bool_),  # cut, table
+                   np.zeros(M), np.zeros((M, 2), dtype=np.intp),  # value, seg
+                   np.empty(m, dtype=np.intp), np.empty(n))  # perm, out
+        return [arrays, size, g, h, np.asarray(rows, dtype=np.intp), fp, ip, counts, every,
+                outputs, 0]
+
+    def run(self, job, slot: int) -> None:
+        """:func:`grow_tree` on ``job`` (:meth:`start`) with the work buffers of ``slot``:
+        compiled without the interpreter lock, so trees in different slots grow at once."""
+        arrays, size, g, h, rows, fp, ip, counts, _, outputs, _ = job
+        nf, ni = work_sizes(self.num_leaves, size, len(rows))
+        fwork, iwork = self.work.get(slot, (_NONE_F, _NONE_I))
+        if fwork.size < nf or iwork.size < ni:
+            fwork, iwork = np.empty(nf), np.empty(ni, dtype=np.intp)
+            self.work[slot] = (fwork, iwork)
+        job[-1] = grow_tree(self.bins.codes, *arrays, size, g, h, rows, fp, ip, counts,
+                            *outputs, fwork, iwork)
+
+    def finish(self, job) -> tuple[Tree, np.ndarray]:
+        """(the IR tree, every training row's leaf value) of a :meth:`run` job."""
+        arrays, counts, every, outputs, count = job[0], job[7], job[8], job[9], job[10]
         if every and not np.isnan(counts[0]):
             self.root_counts = counts
+        kids, loc, cut, table, value, seg, perm, out = outputs
         return self.to_tree(arrays, count, kids, loc, cut, table, value, seg, perm), out
 
     def to_tree(self, arrays, count, kids, loc, cut, table, value, seg, perm) -> Tree:

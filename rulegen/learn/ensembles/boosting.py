@@ -57,6 +57,9 @@ class Stage:
     raw: np.ndarray
 
 
+# (tree, each training row's output) of one stage. A fitter may also carry ``fit_round``: an
+# iterable of a round's stages -> their (tree, output) pairs in output order, the same as
+# fit_tree's one by one (lightgbm_style grows a round's classes on threads with it)
 FitTree = Callable[[Stage], "tuple[Tree, np.ndarray]"]
 
 
@@ -125,7 +128,8 @@ def boost(loss: Loss, Y, w, fit_tree: FitTree, *, n_estimators: int, rng, featur
     dropped and ends the loop (LightGBM: "no more leaves that meet the split requirements")."""
     n, K = Y.shape
     base = np.asarray(loss.init_score(Y, w) if base_score is None else base_score, dtype=np.float64)
-    raw = np.tile(base, (n, 1))
+    raw = np.empty((n, K), order=loss.score_order)
+    raw[...] = base
     raw_val = None if validation is None else np.tile(base, (len(validation[0]), 1))
     result = BoostResult([], base, 0)
     live = np.flatnonzero(w > 0)  # zero-weight rows take no part in any tree
@@ -135,8 +139,10 @@ def boost(loss: Loss, Y, w, fit_tree: FitTree, *, n_estimators: int, rng, featur
         grad, hess = loss.gradient_hessian(Y, raw)
         # (all of them: ``live`` itself, not a copy)
         rows = live if subsample >= 1.0 else live[sample_rows(rng, len(live), subsample)]
-        for k in range(K):
-            tree, out = fit_tree(Stage(r, k, rows, grad[:, k], hess[:, k], raw))
+        stages = (Stage(r, k, rows, grad[:, k], hess[:, k], raw) for k in range(K))
+        fit_round = getattr(fit_tree, "fit_round", None)
+        for k, (tree, out) in enumerate(map(fit_tree, stages) if fit_round is None
+                                        else fit_round(stages)):
             if tree_weight != 1.0:
                 out = tree_weight * out
             raw[:, k] = raw[:, k] + out
@@ -151,7 +157,8 @@ def boost(loss: Loss, Y, w, fit_tree: FitTree, *, n_estimators: int, rng, featur
             del result.trees[-K:]
             break
         result.n_rounds = r + 1
-        result.train_loss.append(loss.value(Y, raw, w))
+        # (raw stays as it is until the next round's gradients: round_value's promise)
+        result.train_loss.append(loss.round_value(Y, raw, w))
         if progress is not None:
             progress(r + 1, n_estimators)
         if raw_val is None:
@@ -164,6 +171,7 @@ def boost(loss: Loss, Y, w, fit_tree: FitTree, *, n_estimators: int, rng, featur
             since_best += 1
             if patience is not None and since_best >= patience:
                 break
+    loss.end_rounds()
     if keep_best and result.best_round is not None:
         result.n_rounds = result.best_round + 1
         result.trees = result.trees[:result.n_rounds * K]

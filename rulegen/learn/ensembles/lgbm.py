@@ -60,12 +60,14 @@ from rulegen.learn.ensembles.lgbm_losses import (
 from rulegen.learn.splits.binning import bin_features
 from rulegen.learn.splits.builder import GrowthLimits, TreeBuilder
 from rulegen.learn.splits.histogram import HistogramSplitFinder, SplitParams
+from rulegen.learn import threads as pool
+from rulegen.learn.threads import threads
 
 _PARAMS = ("n_estimators", "learning_rate", "num_leaves", "max_depth", "min_child_samples",
            "min_child_weight", "reg_lambda", "min_split_gain", "max_bin", "subsample",
            "colsample_bytree", "cat_smooth", "cat_l2", "max_cat_threshold",
            "min_data_per_group", "max_cat_to_onehot", "min_data_in_bin", "validation_fraction",
-           "early_stopping_rounds", "random_state")
+           "early_stopping_rounds", "random_state", "n_jobs")
 
 
 class _LightGBMStyle(BoostingEstimator):
@@ -78,7 +80,7 @@ class _LightGBMStyle(BoostingEstimator):
                  max_bin=255, subsample=1.0, colsample_bytree=1.0, cat_smooth=10.0, cat_l2=10.0,
                  max_cat_threshold=32, min_data_per_group=100, max_cat_to_onehot=4,
                  min_data_in_bin=3, validation_fraction=0.1, early_stopping_rounds=None,
-                 random_state=None):
+                 random_state=None, n_jobs=None):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.num_leaves = num_leaves
@@ -99,6 +101,7 @@ class _LightGBMStyle(BoostingEstimator):
         self.validation_fraction = validation_fraction
         self.early_stopping_rounds = early_stopping_rounds
         self.random_state = random_state
+        self.n_jobs = n_jobs
 
     def fit(self, X, y, sample_weight=None, feature_names=None, categorical_features=None,
             categories=None, progress=None):
@@ -144,6 +147,7 @@ class _LightGBMStyle(BoostingEstimator):
         check_count("max_cat_to_onehot", self.max_cat_to_onehot, low=0)
         check_count("min_data_in_bin", self.min_data_in_bin)
         check_seed(self.random_state)
+        threads(self.n_jobs)
         vf = check_open_fraction(self.validation_fraction, "validation_fraction")
         return {"n_estimators": check_count("n_estimators", self.n_estimators),
                 "tree_weight": 1.0, "subsample": check_fraction("subsample", self.subsample),
@@ -178,24 +182,48 @@ class _LightGBMStyle(BoostingEstimator):
                   if lgbm_kernels.available() else None)
         self._grower = grower
 
-        def fit_tree(stage):
+        def prepare(stage):
+            """(the grower's job or None, the stage, its features): a tree's feature draw
+            and rows, made in class order whatever runs the trees."""
             feats = all_feats
             if frac < 1.0:  # LightGBM's feature_fraction: a new draw for every tree
                 feats = np.sort(rng.choice(p, max(1, int(frac * p)), replace=False))
             gw, hw = stage.grad, stage.hess  # weighted already (lgbm_losses)
             rows = stage.rows if positive else stage.rows[w[stage.rows] > 0]
+            self._raw = stage.raw  # (read after boost() ends: a copy per tree costs a pass)
             ctx = None if grower is None else grower.context(feats)
             if ctx is not None and ctx[-1] <= lgbm_kernels.POOL_LIMIT:
-                tree, out = grower.grow(ctx, rows, gw, hw)
-            else:
-                finder = HistogramSplitFinder(bins, feats, gw, hw, w, params, scale=eta,
-                                              fit_cache=fit_cache)
-                tree = TreeBuilder(finder, finder.summarize, limits).build(finder.root(rows))
-                out = finder.leaf_values(tree, n)
-                finder.release()
-            self._raw = stage.raw  # (read after boost() ends: a copy per tree costs a pass)
+                return grower.start(ctx, rows, gw, hw), rows, feats
+            return None, rows, feats
+
+        def fit_tree(stage, prepared=None):
+            job, rows, feats = prepare(stage) if prepared is None else prepared
+            if job is not None:
+                if prepared is None:
+                    grower.run(job, 0)
+                return grower.finish(job)
+            finder = HistogramSplitFinder(bins, feats, stage.grad, stage.hess, w, params,
+                                          scale=eta, fit_cache=fit_cache)
+            tree = TreeBuilder(finder, finder.summarize, limits).build(finder.root(rows))
+            out = finder.leaf_values(tree, n)
+            finder.release()
             return tree, out
 
+        def fit_round(stages):
+            """The trees of one round's classes, ``n_jobs`` at a time on threads (each its
+            own grower buffers), handed on in class order: the same trees as one by one."""
+            stages = list(stages)
+            for b in range(0, len(stages), n_threads):
+                batch = [(stage, prepare(stage)) for stage in stages[b:b + n_threads]]
+                jobs = [prep[0] for _, prep in batch if prep[0] is not None]
+                pool.run_all([lambda job=job, slot=slot: grower.run(job, slot)
+                         for slot, job in enumerate(jobs)], n_threads)
+                for stage, prep in batch:
+                    yield fit_tree(stage, prep)
+
+        n_threads = threads(self.n_jobs) if grower is not None else 1
+        if n_threads > 1 and data.Y.shape[1] > 1 and n * p >= pool.MIN_CELLS:
+            fit_tree.fit_round = fit_round
         return fit_tree
 
 

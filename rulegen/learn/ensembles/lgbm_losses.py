@@ -154,42 +154,72 @@ def _row_sum(A):
 
 
 class LgbSoftmaxLoss(_Weighted, SoftmaxLoss):
+    # the raw scores class by class in memory: a tree's update of its class's scores and
+    # the exps' subtraction read them contiguously; no row sum here depends on the order
+    # (maxima are exact, exps are added in class order, one-hot products are exact)
+    score_order = "F"
+
     def __init__(self, n_classes: int):
         super().__init__(n_classes, n_classes / (n_classes - 1.0))
         self._y = None  # (Y, where Y is 1, each row's class): _classes
+        self._kept = None  # (F, its exps) from round_value, for the next gradients
+        # the (g, h) the last compiled gradient_hessian returned: round_value's promise
+        # frees them, and the next round's exps and hessians are written there
+        self._spare = None
 
     def value(self, Y, F, w) -> float:
-        """:meth:`SoftmaxLoss.pointwise` averaged as :meth:`Loss.value`, to the bit; with few
-        classes by columns (every round computes it for ``train_score_``)."""
+        """:meth:`SoftmaxLoss.pointwise` averaged as :meth:`Loss.value`, with the exps of
+        :meth:`exps` (every round computes it for ``train_score_``, and the next round's
+        gradients take the same exps). Each row's exps are added in class order, as
+        LightGBM's softmax adds them: with 8 classes or more, numpy's row sum of
+        :meth:`SoftmaxLoss.pointwise` adds them pairwise, so the two may differ in the last
+        bit."""
+        return self._value(Y, F, w, keep=False)
+
+    def round_value(self, Y, F, w) -> float:
+        return self._value(Y, F, w, keep=True)
+
+    def end_rounds(self):
+        self._kept = self._spare = None
+
+    def _value(self, Y, F, w, keep):
         total = w.sum()
         if total == 0.0:
             return super().value(Y, F, w)
-        if F.shape[1] >= FEW:  # SoftmaxLoss.pointwise with one (n, K) array, not three
-            m = F.max(axis=1)
-            t = F - m[:, None]
-            lse = m + np.log(np.exp(t, out=t).sum(axis=1))
-            a = lse - np.multiply(Y, F, out=t).sum(axis=1)
-            return float(np.multiply(a, w).sum() / total)
-        m = _row_max(F)
-        t = F - m[:, None]
-        lse = m + np.log(_row_sum(np.exp(t, out=t)))
-        a = lse - _row_sum(np.multiply(Y, F, out=t))
+        spare = self._spare if keep else None
+        e, m = self._exps(F, None if spare is None else spare[0])
+        lse = m + np.log(_row_sum(e))
+        if keep:
+            self._kept = (F, e)
+        # each row's score of its class: Y is one-hot, so in any order the same sum
+        yf = np.einsum("ij,ij->i", Y, F) if F.shape[1] >= FEW else _row_sum(np.multiply(Y, F))
+        a = lse - yf
         return float(np.multiply(a, w).sum() / total)
 
     @staticmethod
-    def exps(F):
+    def _exps(F, out=None):
+        """(:meth:`exps` of ``F``, each row's max), into ``out`` if given (F order)."""
+        m = _row_max(F)
+        e = np.empty(F.shape, order="F") if out is None or out.shape != F.shape else out
+        np.subtract(F, m[:, None], out=e)
+        return np.exp(e, out=e), m
+
+    @classmethod
+    def exps(cls, F):
         """``exp(F - max)`` of every row, in Fortran order (class by class in memory, as
         LightGBM keeps its gradients): a tree reads its class's column, which in a row-major
         array would take a cache line per row with many classes."""
-        e = np.empty(F.shape, order="F")
-        np.subtract(F, _row_max(F)[:, None], out=e)
-        return np.exp(e, out=e)
+        return cls._exps(F)[0]
 
-    @classmethod
-    def probabilities(cls, F):
-        """LightGBM's softmax of every row (Fortran order), computed in place: with many
-        classes each (n, K) array costs as much as its arithmetic."""
-        e = cls.exps(F)
+    def _take_exps(self, F):
+        """:meth:`exps` of ``F``: those :meth:`round_value` kept, if of this ``F``."""
+        kept, self._kept = self._kept, None
+        return kept[1] if kept is not None and kept[0] is F else self.exps(F)
+
+    @staticmethod
+    def _softmax(e):
+        """LightGBM's softmax of every row from its :meth:`exps` (Fortran order), computed in
+        place: with many classes each (n, K) array costs as much as its arithmetic."""
         total = e[:, 0].copy()
         for k in range(1, e.shape[1]):  # the classes in order, as LightGBM's loop
             total += e[:, k]
@@ -207,12 +237,17 @@ class LgbSoftmaxLoss(_Weighted, SoftmaxLoss):
     def gradient_hessian(self, Y, F):
         where, classes = self._classes(Y)
         if classes is not None and kernels.enabled():  # the same numbers, compiled
-            e = self.exps(F)
-            g, h = np.empty(F.shape, order="F"), np.empty(F.shape, order="F")
+            # the gradients take the exps' place (each exp is read once, then overwritten):
+            # a fresh (n, K) array costs its page faults, about as much as the arithmetic
+            g, spare, self._spare = self._take_exps(F), self._spare, None
+            h = spare[1] if spare is not None and spare[1].shape == F.shape else None
+            if h is None or h is g:
+                h = np.empty(F.shape, order="F")
             w32 = np.zeros(0) if self.w32 is None else self.w32
-            lgbm_kernels.softmax_gradients(e, classes, w32, self.hessian_scale, g, h)
+            lgbm_kernels.softmax_gradients(g, classes, w32, self.hessian_scale, g, h)
+            self._spare = (g, h)
             return g, h
-        p = self.probabilities(F)
+        p = self._softmax(self._take_exps(F))
         # LightGBM's p - 1 for the row's class, p for the others (p - 0, the same bits)
         g = p.copy(order="F")
         g[where] -= 1.0

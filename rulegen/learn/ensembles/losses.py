@@ -88,6 +88,9 @@ class Loss:
 
     name = ""
     link = "identity"  # the IR link that turns raw scores into outputs
+    # the memory order of the (n, K) raw scores boost() keeps: "F" for a loss whose row sums
+    # do not depend on it (numpy sums a C-order row pairwise, an F-order one in order)
+    score_order = "C"
 
     def pointwise(self, Y, F) -> np.ndarray:
         """Per-row loss, shape (n,)."""
@@ -96,6 +99,17 @@ class Loss:
     def value(self, Y, F, w) -> float:
         """Weighted mean of the per-row loss (what early stopping watches)."""
         return float(np.average(self.pointwise(Y, F), weights=w))
+
+    def round_value(self, Y, F, w) -> float:
+        """:meth:`value` of the training scores at the end of a round. The caller promises
+        that the next :meth:`gradient_hessian` gets the same ``F``, unchanged, and that the
+        arrays the last one returned are no longer read: a loss may keep what both compute
+        (LightGBM's softmax keeps its exps) until then or :meth:`end_rounds`, and write into
+        those arrays."""
+        return self.value(Y, F, w)
+
+    def end_rounds(self) -> None:
+        """Called when the rounds end: drop whatever :meth:`round_value` kept."""
 
     def gradient_hessian(self, Y, F) -> tuple[np.ndarray, np.ndarray]:
         """d loss / d F and d^2 loss / d F^2 (diagonal), each (n, K)."""
