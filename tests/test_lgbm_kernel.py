@@ -225,10 +225,11 @@ def test_categories_sorted_as_numpys_stable_argsort():
         assert np.array_equal(got, want), key
 
 
-def test_greedy_bins_compiled_are_the_python_loops(monkeypatch):
+def test_greedy_bins_compiled_are_the_python_loop(monkeypatch):
     """binning.greedy_bounds's loop over bins (LightGBM's GreedyFindBin with many distinct
-    values) compiled (binning.greedy_cuts) gives the Python loop's bounds: spread counts,
-    values holding a bin's share or more of the rows (bins of their own), every value big."""
+    values, binning.greedy_cuts) compiled gives the bounds it gives as plain Python, as it
+    runs without numba: spread counts, values holding a bin's share or more of the rows
+    (bins of their own), every value big (the mean becomes 0/0)."""
     from rulegen.learn.compiled import kernels
     from rulegen.learn.splits import binning
 
@@ -243,11 +244,23 @@ def test_greedy_bins_compiled_are_the_python_loops(monkeypatch):
             counts = rng.integers(1, 3, d) * 1000  # every value a bin's share: no rest
         u = np.cumsum(rng.uniform(0.01, 2.0, d)) - 50.0
         cases.append((u, counts, int(rng.choice([255, 63, 16])), int(rng.choice([0, 1, 3, 20]))))
-    results = []
     assert kernels.enabled()
-    for compiled in (True, False):
-        monkeypatch.setattr(binning.kernels, "enabled", lambda c=compiled: c)
-        results.append([binning.greedy_bounds(u, c, mb, int(c.sum()), mdb)
-                        for u, c, mb, mdb in cases])
-    for a, b in zip(*results):
+    compiled = [binning.greedy_bounds(u, c, mb, int(c.sum()), mdb) for u, c, mb, mdb in cases]
+    for name in ("greedy_cuts", "_reach_bin", "_ratio"):  # as before numba swaps them in
+        monkeypatch.setattr(binning, name, getattr(binning, name).py_func)
+    plain = [binning.greedy_bounds(u, c, mb, int(c.sum()), mdb) for u, c, mb, mdb in cases]
+    for a, b in zip(compiled, plain):
         assert np.array_equal(np.array(a), np.array(b))
+
+
+@pytest.mark.parametrize("a", [0.0, -0.0, 3.0, -3.0, np.inf, -np.inf, np.nan])
+@pytest.mark.parametrize("b", [0.0, -0.0, 2.0, -np.inf])
+def test_ratio_divides_as_cpp_compiled_or_not(a, b):
+    from rulegen.learn.splits import binning
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = np.float64(a) / np.float64(b)
+    for ratio in (binning._ratio, binning._ratio.py_func):
+        got = ratio(a, b)
+        assert np.array_equal(np.float64(got), want, equal_nan=True), (ratio, a, b)
+        assert np.signbit(got) == np.signbit(want) or np.isnan(want)

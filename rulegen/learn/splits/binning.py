@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from bisect import bisect_left
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,13 +74,8 @@ class Bins:
 
 
 def _div(a, b) -> float:
-    """a / b as C++ divides doubles (x/0 is +-inf or NaN, no exception). (Python's float
-    division is IEEE's, numpy's only for x/0; these run hundreds of times a feature.)"""
-    b = float(b)
-    if b != 0.0:
-        return float(a) / b
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return float(np.float64(a) / np.float64(b))
+    """a / b as C++ divides doubles (x/0 is +-inf or NaN, no exception): :func:`_ratio`."""
+    return float(_ratio(float(a), float(b)))
 
 
 def _upper(a: float, b: float) -> float:
@@ -95,23 +89,23 @@ def _close(a: float, b: float) -> bool:
     return b <= math.nextafter(a, math.inf)
 
 
-def _reach(cum, cumf, start: int, base: int, size: float) -> int:
-    """The first i >= start with ``cum[i] - base >= size`` (LightGBM compares the bin's
-    integer count with the double ``size``; ``base + size`` may round, so the search's
-    answer is checked exactly on both sides). ``cum``: Python ints, ``cumf`` the same as
-    floats (exact: counts of rows), searched as ``np.searchsorted`` would, without its
-    ~2 us a call (a feature's bins make hundreds)."""
-    i = max(start, bisect_left(cumf, base + size))
-    while i > start and cum[i - 1] - base >= size:
-        i -= 1
-    while i < len(cum) and cum[i] - base < size:
-        i += 1
-    return i
+@kernels._jit
+def _ratio(a, b):
+    """a / b as C++ divides doubles, compiled or not (x/0 is +-inf or NaN, where Python's
+    float division raises)."""
+    if b != 0.0:
+        return a / b
+    if a == 0.0 or math.isnan(a):
+        return math.nan
+    return math.copysign(math.inf, a) * math.copysign(1.0, b)
 
 
 @kernels._jit
 def _reach_bin(cum, cumf, start, base, size):
-    """:func:`_reach` compiled: the first i >= start with ``cum[i] - base >= size``."""
+    """The first i >= start with ``cum[i] - base >= size`` (LightGBM compares the bin's
+    integer count with the double ``size``; ``base + size`` may round, so the search's
+    answer is checked exactly on both sides). ``cumf``: ``cum`` as floats (exact: counts
+    of rows)."""
     i = max(start, np.searchsorted(cumf, base + size))
     while i > start and cum[i - 1] - base >= size:
         i -= 1
@@ -124,8 +118,10 @@ def _reach_bin(cum, cumf, start, base, size):
 def greedy_cuts(cum, cumf, small_cum, big, big_at, before_big, max_bin, rest_rows, rest_bins,
                 mean, cuts):
     """The loop of :func:`greedy_bounds` over bins (LightGBM's GreedyFindBin with many
-    values), the same steps: each bin's last value into ``cuts``; returns how many. Counts
-    are far below 2^53, so comparing them with doubles is exact here as in Python."""
+    values): each bin's last value into ``cuts``; returns how many. A bin closes at the
+    first i >= start where value i is big, or the bin holds ``mean`` rows, or value i+1 is
+    big and the bin holds max(1, mean/2) rows. Compiled with numba, plain Python without
+    (the same steps: counts are far below 2^53, so comparing them with doubles is exact)."""
     d = cum.size
     nc = 0
     start = 0
@@ -149,7 +145,7 @@ def greedy_cuts(cum, cumf, small_cum, big, big_at, before_big, max_bin, rest_row
             break
         if not big[i]:
             rest_bins -= 1
-            mean = float(rest_rows - small_cum[i]) / float(rest_bins)  # (x/0: inf or NaN)
+            mean = _ratio(float(rest_rows - small_cum[i]), float(rest_bins))
         start = i + 1
     return nc
 
@@ -180,51 +176,13 @@ def greedy_bounds(u, counts, max_bin: int, total: int, min_data_in_bin: int) -> 
     rest_rows = total - int(counts[big].sum())
     mean = _div(rest_rows, rest_bins)
     cum = np.cumsum(counts)  # rows up to and including value i
-    if kernels.enabled():  # the loop below, compiled
-        small = np.cumsum(np.where(big, 0, counts))
-        big_at = np.flatnonzero(big)
-        before = big_at - 1
-        out = np.empty(d, dtype=np.intp)
-        nc = greedy_cuts(cum, cum.astype(np.float64), small, big, big_at,
-                                 before[before >= 0], max_bin, rest_rows, rest_bins, mean, out)
-        cuts = out[:nc].tolist()
-        for i in cuts:
-            v = _upper(u[i], u[i + 1])
-            if not bounds or not _close(bounds[-1], v):
-                bounds.append(v)
-        return bounds + [np.inf]
-    cumi, cumf = cum.tolist(), cum.astype(np.float64).tolist()  # (for _reach)
-    small_cum = np.cumsum(np.where(big, 0, counts)).tolist()
     big_at = np.flatnonzero(big)
-    before_big = big_at - 1  # values followed by a big one
-    before_big = before_big[before_big >= 0].tolist()
-    big, big_at = big.tolist(), big_at.tolist()
-    cuts, start = [], 0
-    while start < d - 1:
-        base = cumi[start - 1] if start else 0
-        # the bin closes at the first i >= start where value i is big, or the bin holds
-        # ``mean`` rows, or value i+1 is big and the bin holds max(1, mean/2) rows
-        ends = [d - 1]
-        k = bisect_left(big_at, start)
-        if k < len(big_at):
-            ends.append(big_at[k])
-        if not math.isnan(mean):  # (NaN: no bin is ever full)
-            ends.append(_reach(cumi, cumf, start, base, mean))
-            j = _reach(cumi, cumf, start, base, max(1.0, mean * 0.5))
-            k = bisect_left(before_big, j)
-            if k < len(before_big):
-                ends.append(before_big[k])
-        i = min(ends)
-        if i >= d - 1:
-            break
-        cuts.append(i)
-        if len(cuts) >= max_bin - 1:
-            break
-        if not big[i]:
-            rest_bins -= 1
-            mean = _div(rest_rows - small_cum[i], rest_bins)
-        start = i + 1
-    for i in cuts:
+    before = big_at - 1  # values followed by a big one
+    cuts = np.empty(d, dtype=np.intp)
+    kernels.enabled()  # (the first call swaps numba's greedy_cuts in, where it can)
+    nc = greedy_cuts(cum, cum.astype(np.float64), np.cumsum(np.where(big, 0, counts)), big,
+                     big_at, before[before >= 0], max_bin, rest_rows, rest_bins, mean, cuts)
+    for i in cuts[:nc].tolist():
         v = _upper(u[i], u[i + 1])
         if not bounds or not _close(bounds[-1], v):
             bounds.append(v)
