@@ -340,3 +340,32 @@ def test_bad_parameters_are_one_clear_error():
             XGBoostStyleRegressor(**kw).fit(X, y)
     with pytest.raises(LearnerError, match="probability"):
         XGBoostStyleClassifier(base_score=2.0).fit(X, y > 14)
+
+
+@pytest.mark.parametrize("method", ["exact", "approx", "hist"])
+def test_leaves_of_the_growing_rows_are_the_evaluators(method, monkeypatch):
+    """Every tree's training rows take the leaf where the finder divided them, the others
+    (out of the subsample, zero weight) the evaluator's: the same leaves as the evaluator
+    routing every row (NaN, a categorical feature, weights, three classes)."""
+    from rulegen.learn.ensembles import xgb as xgb_module
+
+    seen = []
+    leaves = xgb_module._leaves
+
+    def checked(tree, finder, X32, features):
+        got = leaves(tree, finder, X32, features)
+        seen.append(sum(r is not None for r in finder.node_rows))
+        assert np.array_equal(got, xgb_module.leaf_index(tree, X32, features))
+        return got
+
+    monkeypatch.setattr(xgb_module, "_leaves", checked)
+    rng = np.random.default_rng(3)
+    X = np.round(rng.normal(size=(400, 5)), 1)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    X[:, 2] = np.where(np.isnan(X[:, 2]), np.nan, rng.integers(0, 6, 400))
+    y = np.digitize(np.nan_to_num(X[:, 0]) + 0.3 * rng.normal(size=400), [-0.4, 0.4])
+    w = rng.exponential(size=400) * (rng.random(400) > 0.1)
+    XGBoostStyleClassifier(n_estimators=4, max_depth=4, tree_method=method, subsample=0.7,
+                           max_bin=16, random_state=0).fit(
+        X, y, sample_weight=w, categorical_features=[2])
+    assert len(seen) == 12 and min(seen) > 1  # leaves from the finder, in every tree

@@ -219,10 +219,9 @@ class NewtonSplitFinder:
         return NodeWork(rows, hr, state=(S, G, H))
 
     def summarize(self, node: NodeWork):
-        # the builder summarizes every node once, in id order, after searching it: in
-        # histogram mode node_rows[i] are node i's rows if it was not divided (a leaf)
-        if self.bins is not None:
-            self.node_rows.append(None if self._divided else node.rows)
+        # the builder summarizes every node once, in id order, after searching it:
+        # node_rows[i] are node i's rows if it was not divided (a leaf)
+        self.node_rows.append(None if self._divided else node.rows)
         self._divided = False
         _, G, H, *_ = node.state  # provisional: finish_tree sets the final values
         D = H + self.lam  # leaf_weight's arithmetic on one node

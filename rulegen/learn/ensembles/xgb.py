@@ -183,10 +183,7 @@ class _NewtonBoosting(BoostingEstimator):
                                        features_at=features_at, categorical=data.categorical,
                                        pool=pool, **search)
             tree = TreeBuilder(finder, finder.summarize, limits).build(finder.root(rows))
-            if self.tree_method != "exact":
-                leaf = _leaves(tree, finder, data.X32, data.features)
-            else:
-                leaf = leaf_index(tree, data.X32, data.features)
+            leaf = _leaves(tree, finder, data.X32, data.features)
             tree, leaf, values = finish_tree(tree, leaf, rows, gw, hw, w, reg_lambda=lam,
                                              gamma=float(self.gamma), scale=eta)
             return tree, values[leaf]
