@@ -38,6 +38,7 @@ import math
 
 import numpy as np
 
+from rulegen.learn import threads as pool
 from rulegen.learn.base import (
     ClassifierMixin,
     RegressorMixin,
@@ -60,8 +61,6 @@ from rulegen.learn.ensembles.lgbm_losses import (
 from rulegen.learn.splits.binning import bin_features
 from rulegen.learn.splits.builder import GrowthLimits, TreeBuilder
 from rulegen.learn.splits.histogram import HistogramSplitFinder, SplitParams
-from rulegen.learn import threads as pool
-from rulegen.learn.threads import threads
 
 _PARAMS = ("n_estimators", "learning_rate", "num_leaves", "max_depth", "min_child_samples",
            "min_child_weight", "reg_lambda", "min_split_gain", "max_bin", "subsample",
@@ -147,7 +146,7 @@ class _LightGBMStyle(BoostingEstimator):
         check_count("max_cat_to_onehot", self.max_cat_to_onehot, low=0)
         check_count("min_data_in_bin", self.min_data_in_bin)
         check_seed(self.random_state)
-        threads(self.n_jobs)
+        pool.threads(self.n_jobs)
         vf = check_open_fraction(self.validation_fraction, "validation_fraction")
         return {"n_estimators": check_count("n_estimators", self.n_estimators),
                 "tree_weight": 1.0, "subsample": check_fraction("subsample", self.subsample),
@@ -183,8 +182,8 @@ class _LightGBMStyle(BoostingEstimator):
         self._grower = grower
 
         def prepare(stage):
-            """(the grower's job or None, the stage, its features): a tree's feature draw
-            and rows, made in class order whatever runs the trees."""
+            """(the grower's job or None for the builder's path, the rows, the features): a
+            tree's feature draw and rows, made in class order whatever runs the trees."""
             feats = all_feats
             if frac < 1.0:  # LightGBM's feature_fraction: a new draw for every tree
                 feats = np.sort(rng.choice(p, max(1, int(frac * p)), replace=False))
@@ -217,11 +216,11 @@ class _LightGBMStyle(BoostingEstimator):
                 batch = [(stage, prepare(stage)) for stage in stages[b:b + n_threads]]
                 jobs = [prep[0] for _, prep in batch if prep[0] is not None]
                 pool.run_all([lambda job=job, slot=slot: grower.run(job, slot)
-                         for slot, job in enumerate(jobs)], n_threads)
+                              for slot, job in enumerate(jobs)], n_threads)
                 for stage, prep in batch:
                     yield fit_tree(stage, prep)
 
-        n_threads = threads(self.n_jobs) if grower is not None else 1
+        n_threads = pool.threads(self.n_jobs) if grower is not None else 1
         if n_threads > 1 and data.Y.shape[1] > 1 and n * p >= pool.MIN_CELLS:
             fit_tree.fit_round = fit_round
         return fit_tree
