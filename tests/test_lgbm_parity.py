@@ -368,3 +368,23 @@ def test_random_numeric_data_gets_lightgbms_model(seed):
     P = np.vstack([X, probe_rows(X, model)[::5]])
     assert np.array_equal(evaluate.raw_scores(model, P),
                           fitted.predict(P, raw_score=True).reshape(len(P), -1))
+
+
+@pytest.mark.parametrize("task", ["regression", "binary"])
+def test_the_benchmarks_100k_rows_get_lightgbms_model(task):
+    """Issue 20's size: the ensembles benchmark's synthetic data (benchmarks/bench_ensembles.py,
+    100,000 rows x 20 features, its 80/20 split), LightGBM's defaults, 100 rounds: the raw
+    scores of the held-out rows are LightGBM's bit for bit. (Its bins come from all the rows:
+    below LightGBM's 200,000-row bin sample.)"""
+    rng = np.random.default_rng(20)  # bench_ensembles.synthetic
+    X = rng.normal(size=(100_000, 20))
+    y = X[:, 0] * 2 + np.sin(3 * X[:, 1]) + X[:, 2] * X[:, 3] + rng.normal(size=len(X)) * 0.3
+    test = np.random.default_rng(0).random(len(X)) < 0.2  # bench_ensembles.split(n, 0)
+    est, ref = LightGBMStyleRegressor, lgb.LGBMRegressor
+    if task == "binary":
+        y, est, ref = (y > 0).astype(float), LightGBMStyleClassifier, lgb.LGBMClassifier
+    model = est(random_state=0).fit(X[~test], y[~test]).model_
+    fitted = ref(random_state=0, **QUIET).fit(X[~test], y[~test])
+    assert len(model.trees) == fitted.booster_.num_trees() == 100
+    assert np.array_equal(evaluate.raw_scores(model, X[test])[:, 0],
+                          fitted.predict(X[test], raw_score=True))
