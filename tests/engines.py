@@ -8,14 +8,18 @@
 
 A new engine is a class (here, or in a module of its own imported here) and one line in
 ``ENGINES``; every exactness test of the SQL target then runs in it. Engines that need a server
-or a JVM start it on first use, once per test process, and stop it at exit; when one cannot
+or a JVM start it on first use, once per test process, and stop it at exit (a SIGTERM too,
+test_test_servers.py); when one cannot
 start, ``connection()`` skips the test, which under CI (``CI`` set) is a failure (conftest.py).
 """
 
 from __future__ import annotations
 
 import atexit
+import os
+import signal
 import sqlite3
+import threading
 
 from rulegen.targets.sql.dialects import DIALECTS
 
@@ -28,9 +32,28 @@ def _serve(server, what: str):
     why = server.why_unavailable()
     if why:
         pytest.skip(f"{what} tests cannot run: {why}")
+    _exit_hooks_on_sigterm()
     args = server.start()
     atexit.register(server.stop)
     return args
+
+
+def _exit_hooks_on_sigterm() -> None:
+    """Let a SIGTERM (a CI timeout, ``kill``) run the atexit hooks that stop this process's
+    servers before it ends as SIGTERM would: its default action skips them and leaves the
+    servers running with their temporary folders."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL):
+        return  # (signal handlers belong to the main thread; keep anybody else's)
+
+    def stop_then_end(signum, frame):
+        signal.signal(signum, signal.SIG_DFL)
+        try:
+            atexit._run_exitfuncs()
+        finally:
+            os.kill(os.getpid(), signum)
+
+    signal.signal(signal.SIGTERM, stop_then_end)
 
 
 class Engine:
