@@ -23,7 +23,7 @@ pytestmark = pytest.mark.usefixtures("kernels_compiled")
 @pytest.fixture
 def slots(monkeypatch):
     """Every fit's rounds threaded however small the data (the size threshold off), and the
-    set of (thread, slot) that grew a tree."""
+    set of buffer slots that grew a tree."""
     monkeypatch.setattr(threads, "MIN_CELLS", 1)
     seen = set()
     run = lgbm_kernels.TreeGrower.run

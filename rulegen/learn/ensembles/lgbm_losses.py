@@ -240,9 +240,8 @@ class LgbSoftmaxLoss(_Weighted, SoftmaxLoss):
             # the gradients take the exps' place (each exp is read once, then overwritten):
             # a fresh (n, K) array costs its page faults, about as much as the arithmetic
             g, spare, self._spare = self._take_exps(F), self._spare, None
-            h = spare[1] if spare is not None and spare[1].shape == F.shape else None
-            if h is None or h is g:
-                h = np.empty(F.shape, order="F")
+            h = (spare[1] if spare is not None and spare[1].shape == F.shape
+                 else np.empty(F.shape, order="F"))
             w32 = np.zeros(0) if self.w32 is None else self.w32
             lgbm_kernels.softmax_gradients(g, classes, w32, self.hessian_scale, g, h)
             self._spare = (g, h)
